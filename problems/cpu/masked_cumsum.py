@@ -1,0 +1,28 @@
+"""Cumulative sum of the elements selected by a boolean mask, along a dimension (CPU-sized)."""
+import torch
+import torch.nn as nn
+
+BATCH = 256
+N = 4096
+DIM = 1
+
+
+class Model(nn.Module):
+    """Masked cumulative sum: out[i, j] = sum_{k <= j} x[i, k] * mask[i, k]."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x * mask, dim=self.dim)
+
+
+def get_inputs():
+    x = torch.rand(BATCH, N)
+    mask = torch.randint(0, 2, x.shape).bool()
+    return [x, mask]
+
+
+def get_init_inputs():
+    return [DIM]

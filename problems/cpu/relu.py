@@ -1,0 +1,25 @@
+"""Elementwise ReLU activation (CPU-sized)."""
+import torch
+import torch.nn as nn
+
+BATCH = 4096
+DIM = 1024
+
+
+class Model(nn.Module):
+    """ReLU: out = max(x, 0)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+def get_inputs():
+    # Shifted so about 31% (not half) of the outputs are clamped to zero.
+    return [torch.randn(BATCH, DIM) + 0.5]
+
+
+def get_init_inputs():
+    return []

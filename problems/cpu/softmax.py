@@ -1,0 +1,24 @@
+"""Row-wise softmax over the last dimension of a 2-D tensor (CPU-sized)."""
+import torch
+import torch.nn as nn
+
+BATCH = 2048
+DIM = 1024
+
+
+class Model(nn.Module):
+    """Softmax over dim 1: out[i, j] = exp(x[i, j]) / sum_k exp(x[i, k])."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, DIM)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,28 @@
+"""Masked cumulative sum along dim 1 of a 32768 x 32768 fp32 matrix with a random bool mask."""
+import torch
+import torch.nn as nn
+
+ROWS = 32768
+COLS = 32768
+DIM = 1
+
+
+class Model(nn.Module):
+    """out[i, j] = sum over k <= j of x[i, k] * mask[i, k]."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x * mask, dim=self.dim)
+
+
+def get_inputs():
+    x = torch.rand(ROWS, COLS)
+    mask = torch.randint(0, 2, x.shape).bool()
+    return [x, mask]
+
+
+def get_init_inputs():
+    return [DIM]

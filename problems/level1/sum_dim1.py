@@ -1,0 +1,27 @@
+"""Sum over dim 1 (keepdim) of a 128 x 4096 x 4095 fp32 tensor."""
+import torch
+import torch.nn as nn
+
+BATCH = 128
+DIM1 = 4096
+DIM2 = 4095
+REDUCE_DIM = 1
+
+
+class Model(nn.Module):
+    """out[b, 0, k] = sum over j of x[b, j, k]."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sum(x, dim=self.dim, keepdim=True)
+
+
+def get_inputs():
+    return [torch.rand(BATCH, DIM1, DIM2)]
+
+
+def get_init_inputs():
+    return [REDUCE_DIM]
