@@ -1,0 +1,106 @@
+"""Correctness: compare a candidate's output with the reference's, element by element.
+
+Runs inside the evaluation child (imports torch). Large tensors are compared in chunks so the
+comparison never needs more than a few chunk-sized temporaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+DEFAULT_TOLERANCE = {torch.float32: 1e-4, torch.float64: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2}
+CHUNK = 1 << 24
+
+
+def tolerances(dtype: torch.dtype, atol: float | None, rtol: float | None) -> tuple[float, float]:
+    default = DEFAULT_TOLERANCE.get(dtype, 1e-4)
+    return (default if atol is None else atol), (default if rtol is None else rtol)
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    message: str | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    mismatch_fraction: float | None = None
+
+
+def _shape(t: torch.Tensor) -> str:
+    return "(" + ", ".join(str(s) for s in t.shape) + ")"
+
+
+def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, where: str = "output") -> Comparison:
+    if type(out) is not torch.Tensor:  # subclasses can defer work or fake values
+        return Comparison(False, f"{where} must be a plain torch.Tensor, got {type(out).__module__}.{type(out).__qualname__}")
+    if out.shape != ref.shape:
+        return Comparison(False, f"{where} has shape {_shape(out)}, expected {_shape(ref)}")
+    if out.dtype != ref.dtype:
+        return Comparison(False, f"{where} has dtype {out.dtype}, expected {ref.dtype}")
+    if out.device != ref.device:
+        return Comparison(False, f"{where} is on {out.device}, expected {ref.device}")
+    n = ref.numel()
+    if n == 0:
+        return Comparison(True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)
+    o_flat, r_flat = out.reshape(-1), ref.reshape(-1)
+    exact = not (ref.is_floating_point() or ref.is_complex())
+    bad = 0
+    max_abs = max_rel = 0.0
+    for start in range(0, n, CHUNK):
+        o, r = o_flat[start:start + CHUNK], r_flat[start:start + CHUNK]
+        if exact:
+            bad += int((o != r).sum())
+            continue
+        if o.dtype in (torch.float16, torch.bfloat16):
+            o, r = o.float(), r.float()
+        r_nan, o_nan = r.isnan(), o.isnan()
+        r_inf = r.isinf()
+        finite = ~(r_nan | r_inf)
+        diff = torch.where(finite, (o - r).abs(), torch.zeros((), dtype=o.dtype, device=o.device))
+        diff = torch.nan_to_num(diff, nan=float("inf"))  # NaN where the reference is finite: infinitely wrong
+        bad_mask = (finite & (diff > atol + rtol * r.abs())) | (r_nan != o_nan) | (r_inf & (o != r))
+        bad += int(bad_mask.sum())
+        max_abs = max(max_abs, float(diff.max()))
+        max_rel = max(max_rel, float((diff / r.abs().clamp_min(max(atol, 1e-30))).max()))
+    if exact:
+        max_abs = max_rel = float("nan") if bad else 0.0
+    fraction = bad / n
+    if bad == 0:
+        return Comparison(True, None, max_abs, max_rel, 0.0)
+    return Comparison(False, f"{where} mismatch: {bad} of {n} elements ({fraction:.2%}) outside "
+                      f"atol={atol:g} rtol={rtol:g}; max abs err {max_abs:.4g}, max rel err {max_rel:.4g}",
+                      max_abs, max_rel, fraction)
+
+
+def compare(out: object, ref: object, atol: float, rtol: float) -> Comparison:
+    """Compare outputs of the same structure (a tensor, or a tuple/list of tensors and numbers)."""
+    if isinstance(ref, torch.Tensor):
+        return compare_tensor(out, ref, atol, rtol)
+    if isinstance(ref, (tuple, list)):
+        if not isinstance(out, (tuple, list)) or len(out) != len(ref):
+            got = f"{type(out).__name__} of length {len(out)}" if isinstance(out, (tuple, list)) else type(out).__name__
+            return Comparison(False, f"output must be a {type(ref).__name__} of {len(ref)} items, got {got}")
+        worst = Comparison(True, None, 0.0, 0.0, 0.0)
+        for i, (o, r) in enumerate(zip(out, ref)):
+            c = compare_tensor(o, r, atol, rtol, f"output[{i}]") if isinstance(r, torch.Tensor) \
+                else compare(o, r, atol, rtol)
+            if not c.ok:
+                return c
+            worst = Comparison(True, None, max(worst.max_abs_err, c.max_abs_err or 0.0),
+                               max(worst.max_rel_err, c.max_rel_err or 0.0), 0.0)
+        return worst
+    if isinstance(ref, (int, float, bool)):
+        ok = type(out) is type(ref) and abs(out - ref) <= atol + rtol * abs(ref)
+        return Comparison(ok, None if ok else f"output {out!r} != expected {ref!r}")
+    return Comparison(False, f"unsupported reference output type {type(ref).__name__}")
+
+
+def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Exact equality, NaNs equal to NaNs (for checking that inputs were not modified)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return bool(torch.equal(a, b))

@@ -1,0 +1,49 @@
+"""Settings: built-in defaults < environment (HARNESS_*) < command-line flags."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field
+
+from .types import Frozen, TimingSettings
+
+
+class Settings(Frozen):
+    """Everything an evaluation needs to know besides the problems and candidates."""
+
+    results_dir: Path = Field(default=Path("results"), description="Where harness.db and the build cache live")
+    db_path: Path | None = Field(default=None, description="SQLite file; default <results_dir>/harness.db")
+    trials: int = Field(default=5, ge=1, description="Correctness trials, each with fresh inputs and a new seed")
+    build_timeout_s: float = Field(default=600.0, gt=0, description="Kill a build after this long")
+    eval_timeout_s: float = Field(default=300.0, gt=0, description="Kill an evaluation child after this long")
+    build_workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1,
+                               description="Builds run in parallel")
+    max_jobs: int = Field(default=2, ge=1, description="ninja parallelism inside one build (MAX_JOBS)")
+    dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
+    timing: TimingSettings = Field(default_factory=TimingSettings, description="Adaptive timing settings")
+    force: bool = Field(default=False, description="Re-evaluate even if the store has the same evaluation")
+
+    @property
+    def db(self) -> Path:
+        return self.db_path or self.results_dir / "harness.db"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.results_dir / "cache"
+
+
+ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_TRIALS": "trials",
+       "HARNESS_BUILD_TIMEOUT": "build_timeout_s", "HARNESS_EVAL_TIMEOUT": "eval_timeout_s",
+       "HARNESS_BUILD_WORKERS": "build_workers"}
+
+
+def load_settings(**flags) -> Settings:
+    """Defaults, overridden by HARNESS_* variables, overridden by flags that are not None."""
+    values: dict = {field: os.environ[var] for var, field in ENV.items() if os.environ.get(var)}
+    timing = {k: v for k, v in flags.pop("timing", {}).items() if v is not None}
+    values.update({k: v for k, v in flags.items() if v is not None})
+    if timing:
+        values["timing"] = TimingSettings(**timing)
+    return Settings(**values)

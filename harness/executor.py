@@ -1,0 +1,89 @@
+"""Schedules work: builds in parallel on the CPUs, then one evaluation child at a time per device.
+
+Evaluations never overlap builds or each other, so neither the GPU nor (for the cpu target) the
+cores are shared while something is being timed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .build import build_many, torch_version
+from .config import Settings
+from .isolation import child_env, run_child, tail
+from .types import BuildResult, Candidate, DeviceInfo, EvalResult, Problem, WorkerReport, WorkerSpec
+
+
+@dataclass(frozen=True)
+class Job:
+    problem: Problem
+    candidate: Candidate
+
+
+def eval_env(device: DeviceInfo, settings: Settings) -> dict[str, str]:
+    extra = {"TORCH_EXTENSIONS_DIR": str(settings.cache_dir / "torch_extensions"),
+             "CUDA_VISIBLE_DEVICES": "" if device.index is None else str(device.index)}
+    if device.arch:
+        extra["TORCH_CUDA_ARCH_LIST"] = device.arch
+    return child_env(extra)
+
+
+def result_for(job: Job, device: DeviceInfo, **fields) -> EvalResult:
+    """An EvalResult for this job on this device, with the given verdict fields."""
+    return EvalResult(problem_id=job.problem.id, problem_sha256=job.problem.sha256,
+                      candidate_path=job.candidate.path, candidate_sha256=job.candidate.sha256,
+                      target=device.target, device_name=device.name, torch_version=torch_version(), **fields)
+
+
+def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, seed: int) -> EvalResult:
+    """Check and time one built candidate in a fresh child process."""
+    if build.status != "ok":
+        status = "timeout" if build.status == "timeout" else "compile_error"
+        return result_for(job, device, status=status, error=build.error, build=build)
+    work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
+    try:
+        spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
+                          dtype=settings.dtype, seed=seed, trials=settings.trials, atol=job.problem.atol,
+                          rtol=job.problem.rtol, timing=settings.timing, result_path=str(work / "report.json"))
+        (work / "spec.json").write_text(spec.model_dump_json())
+        outcome = run_child(["eval", str(work / "spec.json")], env=eval_env(device, settings),
+                            timeout_s=settings.eval_timeout_s, log_path=work / "eval.log", cwd=work)
+        log = (work / "eval.log").read_text(errors="replace")
+        report_path = work / "report.json"
+        if outcome.timed_out:
+            return result_for(job, device, status="timeout", build=build,
+                           error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
+        if not report_path.is_file():
+            return result_for(job, device, status="runtime_error", build=build,
+                           error=f"{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
+        report = WorkerReport.model_validate_json(report_path.read_text())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    speedup = None
+    if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
+        speedup = report.ref_runtime.median_ms / report.runtime.median_ms
+    return result_for(job, device, status=report.status, speedup=speedup, runtime=report.runtime,
+                   ref_runtime=report.ref_runtime, check=report.check, error=report.error,
+                   flags=report.flags, build=build)
+
+
+def run_jobs(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int, *,
+             on_built: Callable[[Candidate, BuildResult], None] | None = None,
+             on_evaluated: Callable[[Job, EvalResult], None] | None = None) -> list[EvalResult]:
+    """Build all distinct candidates, then evaluate each job; results in the order of `jobs`."""
+    settings.cache_dir.mkdir(parents=True, exist_ok=True)
+    builds = build_many([j.candidate for j in jobs], device, settings.cache_dir,
+                        timeout_s=settings.build_timeout_s, workers=settings.build_workers,
+                        max_jobs=settings.max_jobs, on_done=on_built)
+    results = []
+    for job in jobs:
+        result = evaluate_built(job, builds[job.candidate.sha256], device, settings, seed)
+        if on_evaluated:
+            on_evaluated(job, result)
+        results.append(result)
+    return results
+

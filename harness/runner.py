@@ -1,0 +1,101 @@
+"""Orchestration: candidates for problems -> (store hit | precheck | build + evaluate) -> store.
+
+The only module that knows the whole chain.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from pathlib import Path
+
+from .config import Settings
+from .executor import Job, result_for, run_jobs
+from .problems import REPO_ROOT
+from .static import load_candidate, precheck
+from .store import Store
+from .types import BuildResult, Candidate, DeviceInfo, EvalResult, Problem
+
+SOLUTIONS_DIR = REPO_ROOT / "solutions" / "reference"
+
+
+def default_run_name(prefix: str) -> str:
+    return f"{prefix}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+def display_path(path: Path) -> str:
+    """Relative to the working directory when inside it: shorter in tables, stable in the store."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def reference_solution(problem: Problem) -> Path | None:
+    """solutions/reference/<problem id>.py, if the problem lives under problems/ and has one."""
+    if problem.id.endswith(".py"):
+        return None
+    path = SOLUTIONS_DIR / f"{problem.id}.py"
+    return path if path.is_file() else None
+
+
+class Events:
+    """Progress callbacks; the CLI draws bars and lines from them, tests ignore them."""
+
+    def planned(self, builds: int, evaluations: int) -> None: ...
+    def built(self, candidate: Candidate, build: BuildResult) -> None: ...
+    def evaluated(self, result: EvalResult) -> None: ...
+
+
+def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: Store, run: str,
+             kind: str, model: str | None = None, events: Events | None = None) -> list[EvalResult]:
+    """Evaluate every job, reusing stored results unless settings.force; every result is stored."""
+    events = events or Events()
+    store.ensure_run(run, kind=kind, target=device.target, device_name=device.name, model=model)
+    results: dict[int, EvalResult] = {}
+    pending: list[int] = []
+
+    def record(index: int, result: EvalResult, reused_from: int | None = None) -> None:
+        job = jobs[index]
+        store.add(run, result, candidate_source=job.candidate.source,
+                  problem_source=Path(job.problem.path).read_text(), reused_from=reused_from)
+        results[index] = result
+        events.evaluated(result)
+
+    for index, job in enumerate(jobs):
+        verdict = precheck(job.candidate.source)
+        if verdict:
+            record(index, result_for(job, device, status=verdict[0], error=verdict[1]))
+            continue
+        hit = None if settings.force else store.find(job.candidate.sha256, job.problem.sha256, device.name,
+                                                      device.target)
+        if hit:
+            row_id, stored = hit
+            record(index, stored.model_copy(update={"cached": True, "candidate_path": job.candidate.path,
+                                                    "problem_id": job.problem.id}), reused_from=row_id)
+        else:
+            pending.append(index)
+
+    events.planned(len({jobs[i].candidate.sha256 for i in pending}), len(pending))
+    seed = secrets.randbits(63)  # secret per invocation: candidates cannot predict their inputs
+    by_job = {id(jobs[i]): i for i in pending}
+    run_jobs([jobs[i] for i in pending], device, settings, seed, on_built=events.built,
+             on_evaluated=lambda job, result: record(by_job[id(job)], result))
+    return [results[i] for i in range(len(jobs))]
+
+
+def candidate_jobs(problem: Problem, paths: list[str]) -> list[Job]:
+    return [Job(problem, load_candidate(p)) for p in paths]
+
+
+def reference_jobs(problems: list[Problem]) -> tuple[list[Job], list[Problem]]:
+    """One job per problem that has a reference solution; and the problems that have none."""
+    jobs, missing = [], []
+    for problem in problems:
+        path = reference_solution(problem)
+        if path is None:
+            missing.append(problem)
+        else:
+            jobs.append(Job(problem, load_candidate(display_path(path))))
+    return jobs, missing
+

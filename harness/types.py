@@ -1,0 +1,182 @@
+"""Boundary models: what crosses a module or process boundary, as frozen pydantic models.
+
+Data flows one way: Problem -> Candidate -> BuildResult -> WorkerReport -> EvalResult -> store -> report.
+Units are in the names (`_ms`, `_s`), hashes are `*_sha256`, statuses are Literals.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Target = Literal["cuda", "cpu"]
+TARGETS: tuple[Target, ...] = ("cuda", "cpu")
+
+Status = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "no_code"]
+STATUSES: tuple[Status, ...] = (
+    "correct", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "no_code",
+)
+
+BuildStatus = Literal["ok", "compile_error", "timeout"]
+
+# Bump when the correctness or timing protocol changes: stored results of another version are not reused.
+PROTOCOL_VERSION = 1
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Problem(Frozen):
+    """A reference problem file, indexed without importing it."""
+
+    id: str = Field(description="Path under problems/ without .py (level1/reverse_cumsum), or the file's path")
+    path: str = Field(description="Absolute path of the problem file")
+    level: int | None = Field(description="Difficulty level from a levelN/ folder or a LEVEL constant")
+    sha256: str = Field(description="SHA-256 of the file's bytes")
+    description: str = Field(description="First line of the module docstring, or ''")
+    atol: float | None = Field(default=None, description="Absolute tolerance override (TOLERANCE / ATOL)")
+    rtol: float | None = Field(default=None, description="Relative tolerance override (TOLERANCE / RTOL)")
+    tags: tuple[str, ...] = Field(default=(), description="Free-form tags from a TAGS constant")
+
+
+class Candidate(Frozen):
+    """A candidate solution: Python source defining ModelNew."""
+
+    path: str | None = Field(description="The path the user gave, or None for generated code")
+    source: str = Field(description="Full Python source")
+    sha256: str = Field(description="SHA-256 of the source text (UTF-8)")
+
+
+class DeviceInfo(Frozen):
+    """The device a candidate is evaluated on, discovered without importing torch."""
+
+    target: Target = Field(description="cuda or cpu")
+    name: str = Field(description="Device name, e.g. 'NVIDIA H100 80GB HBM3' or the CPU model")
+    index: int | None = Field(default=None, description="GPU index as the parent sees it; None on cpu")
+    arch: str | None = Field(default=None, description="TORCH_CUDA_ARCH_LIST value pinned for builds (e.g. '9.0a')")
+
+
+class BuildResult(Frozen):
+    """Outcome of building (importing) a candidate in its own hash-keyed directory."""
+
+    status: BuildStatus = Field(description="ok, compile_error or timeout")
+    build_sha256: str = Field(description="Key of the build: source, target, arch, torch and Python versions")
+    directory: str = Field(description="Build directory holding candidate.py, the extensions and build.log")
+    duration_s: float = Field(description="Wall time of the build that produced this result")
+    log: str = Field(description="Full compiler and import output")
+    error: str | None = Field(default=None, description="One-paragraph summary of the failure, or None")
+    cached: bool = Field(default=False, description="Served from an earlier build of the same key")
+
+
+class CheckResult(Frozen):
+    """Correctness verdict over several seeded trials."""
+
+    status: Literal["correct", "incorrect"] = Field(description="Verdict over all trials")
+    trials: int = Field(description="Trials run (stops at the first failing one)")
+    max_abs_err: float | None = Field(default=None, description="Largest |out - ref| over compared elements")
+    max_rel_err: float | None = Field(default=None, description="Largest |out - ref| / max(|ref|, atol)")
+    mismatch_fraction: float | None = Field(default=None, description="Share of elements outside tolerance")
+    atol: float = Field(description="Absolute tolerance used")
+    rtol: float = Field(description="Relative tolerance used")
+    message: str | None = Field(default=None, description="What failed, for the user and the model")
+
+
+class Timing(Frozen):
+    """Summary of repeated timed calls of one function."""
+
+    median_ms: float = Field(description="Median time per call")
+    mean_ms: float = Field(description="Mean time per call")
+    std_ms: float = Field(description="Sample standard deviation")
+    min_ms: float = Field(description="Fastest call")
+    n: int = Field(description="Timed calls")
+    rse: float = Field(description="Relative standard error of the mean: std / sqrt(n) / mean")
+
+
+class WorkerReport(Frozen):
+    """What the evaluation child process reports to its parent (as JSON)."""
+
+    status: Status = Field(description="correct, incorrect or runtime_error (timeouts are the parent's call)")
+    check: CheckResult | None = Field(default=None, description="Correctness details, if checking ran")
+    runtime: Timing | None = Field(default=None, description="Candidate timing, if correct")
+    ref_runtime: Timing | None = Field(default=None, description="Reference timing, measured interleaved")
+    error: str | None = Field(default=None, description="Error message, or None")
+    flags: tuple[str, ...] = Field(default=(), description="Warnings about the measurement")
+    device_name: str = Field(description="Device name as torch reports it")
+    torch_version: str = Field(description="torch.__version__ in the child")
+
+
+class EvalResult(Frozen):
+    """One candidate evaluated on one problem: the unit that is stored and reported."""
+
+    problem_id: str = Field(description="Problem id")
+    problem_sha256: str = Field(description="SHA-256 of the problem file")
+    candidate_path: str | None = Field(description="Path of the candidate as given, if any")
+    candidate_sha256: str = Field(description="SHA-256 of the candidate source")
+    target: Target = Field(description="cuda or cpu")
+    device_name: str = Field(description="Device the evaluation ran on")
+    torch_version: str = Field(description="torch version used")
+    protocol_version: int = Field(default=PROTOCOL_VERSION, description="Evaluation protocol version")
+    status: Status = Field(description="Verdict")
+    speedup: float | None = Field(default=None, description="ref median / candidate median; None unless correct")
+    runtime: Timing | None = Field(default=None, description="Candidate timing")
+    ref_runtime: Timing | None = Field(default=None, description="Reference timing")
+    check: CheckResult | None = Field(default=None, description="Correctness details")
+    error: str | None = Field(default=None, description="Error message, or None")
+    flags: tuple[str, ...] = Field(default=(), description="Measurement warnings, empty when clean")
+    build: BuildResult | None = Field(default=None, description="Build outcome (log included)")
+    cached: bool = Field(default=False, description="Served from the store instead of re-evaluated")
+
+    @property
+    def runtime_ms(self) -> float | None:
+        return self.runtime.median_ms if self.runtime else None
+
+    @property
+    def ref_runtime_ms(self) -> float | None:
+        return self.ref_runtime.median_ms if self.ref_runtime else None
+
+    def summary(self) -> dict:
+        """The flat record `harness eval --json` prints, one per line."""
+        return {
+            "problem": self.problem_id,
+            "candidate": self.candidate_path,
+            "status": self.status,
+            "speedup": self.speedup,
+            "runtime_ms": self.runtime_ms,
+            "ref_runtime_ms": self.ref_runtime_ms,
+            "error": self.error,
+            "flags": list(self.flags),
+            "max_abs_err": self.check.max_abs_err if self.check else None,
+            "max_rel_err": self.check.max_rel_err if self.check else None,
+            "mismatch_fraction": self.check.mismatch_fraction if self.check else None,
+            "device": self.device_name,
+            "target": self.target,
+            "candidate_sha256": self.candidate_sha256,
+            "cached": self.cached,
+        }
+
+
+class TimingSettings(Frozen):
+    """How long and how precisely to time (adaptive stopping)."""
+
+    warmup_runs: int = Field(default=3, description="Untimed calls of each function first")
+    min_runs: int = Field(default=10, description="Timed calls of each function before stopping is considered")
+    max_runs: int = Field(default=1000, description="Hard cap on timed calls of each function")
+    target_rse: float = Field(default=0.01, description="Stop once every relative standard error is at most this")
+    budget_s: float = Field(default=5.0, description="Stop after this much timing, converged or not (>= 3 runs)")
+
+
+class WorkerSpec(Frozen):
+    """What the parent asks one evaluation child to do (written as JSON, path passed on argv)."""
+
+    problem_path: str = Field(description="Problem file to import")
+    build_dir: str = Field(description="Build directory holding candidate.py and manifest.json")
+    target: Target = Field(description="cuda or cpu")
+    dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
+    seed: int = Field(description="Secret per-run seed; trial seeds derive from it")
+    trials: int = Field(default=5, description="Correctness trials, each with fresh inputs")
+    atol: float | None = Field(default=None, description="Problem's absolute tolerance override")
+    rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
+    timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
+    result_path: str = Field(description="Where the child writes its WorkerReport JSON")

@@ -1,0 +1,40 @@
+"""Builds: hash-keyed directories, one build per source across processes, timeouts."""
+import json
+import subprocess
+import sys
+
+from harness.build import build
+from harness.device import discover
+from harness.static import load_candidate
+from tests.conftest import REPO, SOLUTIONS
+
+BUILD_IN_CHILD = """
+import sys
+from pathlib import Path
+from harness.build import build
+from harness.device import discover
+from harness.static import load_candidate
+print(build(load_candidate(sys.argv[1]), discover("cpu"), Path(sys.argv[2]), timeout_s=900).model_dump_json())
+"""
+
+
+def test_concurrent_processes_build_one_source_once(tmp_path):
+    source = (SOLUTIONS / "correct" / "cpu_relu.py").read_text() + "\n# variant: only for the concurrency test\n"
+    candidate = tmp_path / "relu_variant.py"
+    candidate.write_text(source)
+    procs = [subprocess.Popen([sys.executable, "-c", BUILD_IN_CHILD, str(candidate), str(tmp_path / "cache")],
+                              stdout=subprocess.PIPE, text=True, cwd=REPO) for _ in range(2)]
+    results = [json.loads(p.communicate(timeout=900)[0]) for p in procs]
+    assert [r["status"] for r in results] == ["ok", "ok"]
+    assert sorted(r["cached"] for r in results) == [False, True]
+    assert results[0]["directory"] == results[1]["directory"]
+    assert len(list((tmp_path / "cache" / "builds").iterdir())) == 1
+
+
+def test_build_timeout_kills_the_builder_and_is_not_cached(tmp_path):
+    candidate = load_candidate(str(SOLUTIONS / "crash" / "slow_import.py"))
+    result = build(candidate, discover("cpu"), tmp_path, timeout_s=8)
+    assert result.status == "timeout"
+    assert "--build-timeout" in result.error
+    again = build(candidate, discover("cpu"), tmp_path, timeout_s=8)
+    assert again.cached is False  # a timeout is retried, not served from the cache

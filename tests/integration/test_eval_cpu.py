@@ -1,0 +1,162 @@
+"""`harness eval` on the cpu target with real C++ builds, real child processes and a real SQLite file."""
+import json
+import sqlite3
+
+import pytest
+
+from tests.conftest import FIXTURES, SOLUTIONS, json_lines, run_cli
+
+PROBLEM = FIXTURES / "problems" / "relu.py"
+CANDIDATES = {
+    "correct": SOLUTIONS / "correct" / "cpu_relu.py",
+    "leaky_same_ext_name": SOLUTIONS / "wrong" / "cpu_relu_leaky.py",
+    "compile_error": SOLUTIONS / "wrong" / "cpu_compile_error.py",
+    "no_model_new": SOLUTIONS / "wrong" / "no_model_new.py",
+    "segfault": SOLUTIONS / "crash" / "cpu_segfault.py",
+    "infinite_loop": SOLUTIONS / "crash" / "cpu_infinite_loop.py",
+    "cxx_exception": SOLUTIONS / "crash" / "cpu_cxx_exception.py",
+    "os_exit": SOLUTIONS / "crash" / "os_exit.py",
+    "read_env": SOLUTIONS / "exploit" / "read_env.py",
+}
+PLANTED = {"OPENAI_API_KEY": "sk-planted", "HF_TOKEN": "hf-planted", "MY_SERVICE_SECRET": "s", "DB_PASSWORD": "p"}
+EVAL_TIMEOUT = 40
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("results")
+
+
+@pytest.fixture(scope="module")
+def first_run(results_dir):
+    proc = run_cli("eval", "--json", "--target", "cpu", "--problem", PROBLEM, "--results-dir", results_dir,
+                   "--run", "first", "--eval-timeout", EVAL_TIMEOUT, "--timing-budget", "1",
+                   *CANDIDATES.values(), env=PLANTED)
+    assert proc.returncode == 0, proc.stderr
+    rows = json_lines(proc.stdout)
+    assert [r["candidate"] for r in rows] == [str(p) for p in CANDIDATES.values()]
+    return {name: row for name, row in zip(CANDIDATES, rows)}, proc
+
+
+def test_json_lines_have_the_documented_fields(first_run):
+    rows, _ = first_run
+    for row in rows.values():
+        assert {"problem", "candidate", "status", "speedup", "runtime_ms", "ref_runtime_ms", "error", "flags"} <= set(row)
+        assert row["problem"] == str(PROBLEM)
+        assert isinstance(row["flags"], list)
+        assert (row["speedup"] is None) == (row["status"] != "correct")
+
+
+def test_correct_candidate_is_correct_and_timed(first_run):
+    row = first_run[0]["correct"]
+    assert row["status"] == "correct", row["error"]
+    assert row["error"] is None
+    assert row["runtime_ms"] > 0 and row["ref_runtime_ms"] > 0
+    assert row["speedup"] == pytest.approx(row["ref_runtime_ms"] / row["runtime_ms"])
+    assert row["max_abs_err"] == 0.0
+
+
+def test_same_extension_name_does_not_collide(first_run):
+    # Both candidates build an extension called "relu_ext"; each must run its own code.
+    rows = first_run[0]
+    assert rows["correct"]["status"] == "correct"
+    leaky = rows["leaky_same_ext_name"]
+    assert leaky["status"] == "incorrect"
+    assert 0.3 < leaky["mismatch_fraction"] < 0.7  # the negative half of randn inputs
+    assert leaky["max_abs_err"] > 1e-3
+    assert "mismatch" in leaky["error"]
+
+
+def test_compile_error_carries_the_compiler_message(first_run, results_dir):
+    row = first_run[0]["compile_error"]
+    assert row["status"] == "compile_error"
+    assert "undeclared_identifier_xyz" in row["error"] and "error" in row["error"]
+    with sqlite3.connect(results_dir / "harness.db") as db:
+        (log,) = db.execute("SELECT b.log FROM evaluations e JOIN builds b USING (build_sha256) "
+                            "WHERE e.candidate_path = ?", (str(CANDIDATES["compile_error"]),)).fetchone()
+    assert "undeclared_identifier_xyz" in log and "ninja" in log.lower()
+
+
+def test_crashes_are_recorded_per_candidate(first_run):
+    rows = first_run[0]
+    assert rows["segfault"]["status"] == "runtime_error"
+    assert "SIGSEGV" in rows["segfault"]["error"]
+    assert rows["infinite_loop"]["status"] == "timeout"
+    assert "timeout" in rows["infinite_loop"]["error"]
+    assert rows["cxx_exception"]["status"] == "runtime_error"
+    assert "planted failure" in rows["cxx_exception"]["error"]
+    assert rows["os_exit"]["status"] == "runtime_error"
+    assert "before reporting a result" in rows["os_exit"]["error"]
+    assert rows["no_model_new"]["status"] == "no_code"
+    # Evaluated after all those crashes, in fresh processes of their own:
+    assert rows["read_env"]["status"] == "correct"
+
+
+def test_children_never_see_secrets(first_run, results_dir):
+    assert first_run[0]["read_env"]["status"] == "correct"
+    (seen_file,) = results_dir.glob("cache/builds/*/env_seen.jsonl")
+    records = [json.loads(line) for line in seen_file.read_text().splitlines()]
+    assert [r["where"] for r in records][:2] == ["import", "import"]  # the build, then the evaluation
+    assert "forward" in [r["where"] for r in records]
+    for record in records:
+        assert "PATH" in record["names"]
+        assert not set(PLANTED) & set(record["names"])
+
+
+def test_store_keeps_everything(first_run, results_dir):
+    with sqlite3.connect(results_dir / "harness.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        rows = db.execute(
+            "SELECT e.candidate_path, e.status, e.device_name, e.torch_version, e.protocol_version, "
+            "e.problem_sha256, s.text FROM evaluations e JOIN sources s ON s.sha256 = e.candidate_sha256 "
+            "WHERE e.run = 'first'").fetchall()
+        assert len(rows) == len(CANDIDATES)
+        for path, status, device, torch_version, protocol, problem_sha, source in rows:
+            assert source == open(path).read()
+            assert device and torch_version and protocol == 1 and len(problem_sha) == 64
+        # Two candidates named their extension "relu_ext": two distinct builds.
+        builds = db.execute("SELECT COUNT(DISTINCT build_sha256) FROM evaluations WHERE run = 'first' "
+                            "AND candidate_path LIKE '%relu%'").fetchone()[0]
+        assert builds == 2
+
+
+def test_second_evaluation_is_served_from_the_store(first_run, results_dir):
+    names = ["correct", "leaky_same_ext_name", "compile_error"]
+    proc = run_cli("eval", "--json", "--target", "cpu", "--problem", PROBLEM, "--results-dir", results_dir,
+                   "--run", "second", *(CANDIDATES[n] for n in names), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = json_lines(proc.stdout)
+    assert [r["cached"] for r in rows] == [True, True, True]
+    assert [r["status"] for r in rows] == [first_run[0][n]["status"] for n in names]
+    assert rows[0]["speedup"] == first_run[0]["correct"]["speedup"]
+
+
+def test_force_reevaluates_without_rebuilding(first_run, results_dir):
+    proc = run_cli("eval", "--json", "--target", "cpu", "--problem", PROBLEM, "--results-dir", results_dir,
+                   "--run", "forced", "--force", "--timing-budget", "1", CANDIDATES["correct"], timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json_lines(proc.stdout)
+    assert row["status"] == "correct" and row["cached"] is False
+    assert "build ok" in proc.stderr and "(cached)" in proc.stderr
+
+
+def test_table_output_shows_verdicts_and_compiler_tail(first_run, results_dir):
+    proc = run_cli("eval", "--target", "cpu", "--problem", PROBLEM, "--results-dir", results_dir,
+                   CANDIDATES["correct"], CANDIDATES["compile_error"], env={"COLUMNS": "200"}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "correct" in proc.stdout and "compile_error" in proc.stdout
+    assert "undeclared_identifier_xyz" in proc.stdout
+    assert "Traceback" not in proc.stdout.split("end of the compiler output")[1]
+
+
+def test_report_of_the_eval_run(first_run, results_dir):
+    proc = run_cli("report", "--json", "--run", "first", "--results-dir", results_dir, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    board = json.loads(proc.stdout)
+    summary = board["summary"]
+    assert summary["candidates"] == len(CANDIDATES) and summary["problems"] == 1
+    assert summary["correct_rate"] == pytest.approx(2 / 9)
+    assert summary["fast_p"]["0"] == 1.0
+    (row,) = board["problems"]
+    assert row["statuses"]["correct"] == 2 and row["best_speedup"] is not None

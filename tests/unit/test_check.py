@@ -1,0 +1,93 @@
+import pytest
+import torch
+
+from harness.check import compare, same_values, tolerances
+
+
+def test_identical_outputs_pass():
+    x = torch.randn(100, 7)
+    c = compare(x.clone(), x, 1e-4, 1e-4)
+    assert c.ok and c.max_abs_err == 0 and c.mismatch_fraction == 0
+
+
+def test_tolerance_is_atol_plus_rtol_times_reference():
+    ref = torch.full((10,), 100.0)
+    assert compare(ref + 0.0095, ref, 1e-4, 1e-4).ok  # limit: 1e-4 + 1e-4 * 100
+    bad = compare(ref + 0.02, ref, 1e-4, 1e-4)
+    assert not bad.ok and bad.mismatch_fraction == 1.0 and bad.max_abs_err == pytest.approx(0.02, rel=1e-3)
+    assert "10 of 10 elements" in bad.message
+
+
+def test_mismatch_fraction_and_errors_are_measured():
+    ref = torch.zeros(1000)
+    out = ref.clone()
+    out[:25] = 1.0
+    c = compare(out, ref, 1e-4, 1e-4)
+    assert not c.ok and c.mismatch_fraction == pytest.approx(0.025)
+    assert c.max_abs_err == 1.0 and c.max_rel_err == pytest.approx(1e4)
+
+
+def test_nan_and_inf_positions_must_match():
+    ref = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    assert compare(ref.clone(), ref, 1e-4, 1e-4).ok
+    assert not compare(torch.tensor([1.0, 0.0, float("inf"), -float("inf")]), ref, 1e-4, 1e-4).ok
+    assert not compare(torch.tensor([1.0, float("nan"), -float("inf"), -float("inf")]), ref, 1e-4, 1e-4).ok
+    nan_out = compare(torch.tensor([float("nan"), float("nan"), float("inf"), -float("inf")]), ref, 1e-4, 1e-4)
+    assert not nan_out.ok and nan_out.max_abs_err == float("inf")
+
+
+@pytest.mark.parametrize("out, message", [
+    (torch.zeros(3, 4), "shape (3, 4), expected (4, 3)"),
+    (torch.zeros(4, 3, dtype=torch.float64), "dtype torch.float64"),
+    ([torch.zeros(4, 3)], "plain torch.Tensor, got builtins.list"),
+])
+def test_structure_problems_are_named(out, message):
+    c = compare(out, torch.zeros(4, 3), 1e-4, 1e-4)
+    assert not c.ok and message in c.message
+
+
+def test_tensor_subclasses_are_refused():
+    class Lazy(torch.Tensor):
+        pass
+    ref = torch.zeros(3)
+    c = compare(ref.clone().as_subclass(Lazy), ref, 1e-4, 1e-4)
+    assert not c.ok and "plain torch.Tensor" in c.message
+
+
+def test_integer_and_bool_outputs_compare_exactly():
+    ref = torch.tensor([1, 2, 3])
+    assert compare(ref.clone(), ref, 1.0, 1.0).ok
+    assert not compare(torch.tensor([1, 2, 4]), ref, 1.0, 1.0).ok  # tolerances do not apply to integers
+    assert not compare(torch.tensor([True, False]), torch.tensor([True, True]), 1e-4, 1e-4).ok
+
+
+def test_tuple_outputs():
+    ref = (torch.ones(2), torch.zeros(3))
+    assert compare((torch.ones(2), torch.zeros(3)), ref, 1e-4, 1e-4).ok
+    c = compare((torch.ones(2), torch.ones(3)), ref, 1e-4, 1e-4)
+    assert not c.ok and "output[1]" in c.message
+    assert "tuple of 2 items" in compare(torch.ones(2), ref, 1e-4, 1e-4).message
+
+
+def test_half_precision_defaults_are_looser():
+    assert tolerances(torch.float32, None, None) == (1e-4, 1e-4)
+    assert tolerances(torch.float16, None, None) == (1e-2, 1e-2)
+    assert tolerances(torch.bfloat16, None, None) == (1e-2, 1e-2)
+    assert tolerances(torch.float32, 1e-3, None) == (1e-3, 1e-4)
+
+
+def test_large_tensors_are_compared_in_chunks(monkeypatch):
+    import harness.check as check
+    monkeypatch.setattr(check, "CHUNK", 7)
+    ref = torch.arange(100, dtype=torch.float32)
+    out = ref.clone()
+    out[99] += 1
+    c = compare(out, ref, 1e-4, 1e-4)
+    assert not c.ok and c.mismatch_fraction == pytest.approx(0.01) and c.max_abs_err == 1.0
+
+
+def test_same_values_treats_nans_as_equal_but_nothing_else():
+    a = torch.tensor([1.0, float("nan")])
+    assert same_values(a, a.clone())
+    assert not same_values(a, torch.tensor([1.0, 2.0]))
+    assert not same_values(torch.zeros(2), torch.zeros(3))

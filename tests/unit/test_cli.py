@@ -1,0 +1,87 @@
+"""The command line without builds: problem listing, bad input, empty stores."""
+import json
+
+from harness.cli import main
+from tests.conftest import FIXTURES, REPO, run_cli
+
+
+def test_problems_list_json(capsys):
+    assert main(["problems", "list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    ids = {r["id"] for r in rows}
+    assert {"level1/reverse_cumsum", "level1/sum_dim1", "level1/masked_cumsum"} <= ids
+    assert all({"id", "level", "path"} <= set(r) for r in rows)
+
+
+def test_problems_list_by_level(capsys):
+    assert main(["problems", "list", "--level", "1", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(r["level"] == 1 for r in rows)
+
+
+def test_problems_show_by_id_and_path(capsys):
+    assert main(["problems", "show", "level1/sum_dim1", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["id"] == "level1/sum_dim1" and "keepdim=True" in shown["source"]
+    assert main(["problems", "show", str(FIXTURES / "problems" / "relu.py")]) == 0
+    assert "torch.relu" in capsys.readouterr().out
+
+
+def test_unknown_problem_exits_2_with_a_suggestion():
+    proc = run_cli("problems", "show", "level1/reverse_cumsun")
+    assert proc.returncode == 2
+    assert "did you mean 'level1/reverse_cumsum'" in " ".join(proc.stderr.split())
+
+
+def test_malformed_problem_exits_2_naming_file_and_gap(tmp_path):
+    for name, gap in (("no_model.py", "class Model"), ("syntax_error.py", "syntax error"),
+                      ("init_not_list.py", "must return a list"), ("no_get_inputs.py", "get_inputs()")):
+        path = FIXTURES / "problems" / name
+        proc = run_cli("eval", "--target", "cpu", "--results-dir", tmp_path, "--problem", path,
+                       FIXTURES / "solutions" / "correct" / "cpu_relu.py")
+        message = " ".join(proc.stderr.split())
+        assert proc.returncode == 2, proc.stderr
+        assert name in message and gap in message
+    assert not (tmp_path / "harness.db").exists()  # nothing half-written
+
+
+def test_missing_candidate_file_exits_2(tmp_path):
+    proc = run_cli("eval", "--target", "cpu", "--results-dir", tmp_path, "--problem", "level1/sum_dim1",
+                   tmp_path / "nope.py")
+    assert proc.returncode == 2 and "nope.py" in proc.stderr and "cannot read candidate" in proc.stderr
+
+
+def test_cuda_target_without_gpu_exits_2(tmp_path):
+    proc = run_cli("eval", "--target", "cuda", "--results-dir", tmp_path, "--problem", "level1/sum_dim1",
+                   FIXTURES / "solutions" / "correct" / "cpu_relu.py", env={"PATH": str(tmp_path) + ":/usr/bin:/bin"})
+    assert proc.returncode == 2 and "--target cpu" in " ".join(proc.stderr.split())
+
+
+def test_report_without_results_exits_2(tmp_path):
+    proc = run_cli("report", "--results-dir", tmp_path)
+    assert proc.returncode == 2 and "no results yet" in proc.stderr
+
+
+def test_bad_setting_from_the_environment_exits_2(tmp_path):
+    proc = run_cli("run", "--target", "cpu", "--results-dir", tmp_path, env={"HARNESS_TRIALS": "many"})
+    assert proc.returncode == 2 and "trials" in proc.stderr
+
+
+def test_bad_flag_values_exit_2():
+    proc = run_cli("eval", "--problem", "x", "--eval-timeout", "-3", "a.py")
+    assert proc.returncode == 2 and "must be positive" in proc.stderr
+
+
+def test_help_explains_every_command():
+    proc = run_cli("--help")
+    for command in ("problems", "eval", "run", "report", "runs"):
+        assert command in proc.stdout
+    assert "exit status 0" in " ".join(run_cli("eval", "--help").stdout.split()).lower()
+
+
+def test_console_script_is_installed():
+    import shutil
+    import subprocess
+    exe = shutil.which("harness")
+    assert exe, "pip install -e . installs the `harness` command"
+    assert subprocess.run([exe, "--help"], capture_output=True, cwd=REPO).returncode == 0

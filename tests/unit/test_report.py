@@ -1,0 +1,54 @@
+import math
+
+import pytest
+from rich.console import Console
+
+from harness.report import leaderboard, render
+from harness.types import BuildResult, EvalResult, Timing
+
+
+def ev(problem, status, speedup=None, built=True):
+    t = Timing(median_ms=1.0, mean_ms=1.0, std_ms=0.0, min_ms=1.0, n=3, rse=0.0)
+    build = BuildResult(status="ok" if built else "compile_error", build_sha256="b", directory="/d", duration_s=1, log="")
+    return EvalResult(problem_id=problem, problem_sha256="p", candidate_path=f"{problem}-{status}-{speedup}.py",
+                      candidate_sha256="c", target="cpu", device_name="cpu", torch_version="t", status=status,
+                      speedup=speedup, runtime=t if speedup else None, ref_runtime=t if speedup else None,
+                      build=build if status != "no_code" else None)
+
+
+RESULTS = [
+    ev("a", "correct", 3.0), ev("a", "correct", 1.2), ev("a", "incorrect"),
+    ev("b", "correct", 0.5), ev("b", "compile_error", built=False),
+    ev("c", "runtime_error"), ev("c", "no_code"),
+    ev("d", "correct", 1.6),
+]
+
+
+def test_summary_numbers():
+    s = leaderboard("r", RESULTS).summary
+    assert (s.problems, s.candidates) == (4, 8)
+    assert s.compile_rate == pytest.approx(6 / 7)  # no_code has no build to count
+    assert s.correct_rate == pytest.approx(4 / 8)
+    # best per problem: a 3.0, b 0.5, c none, d 1.6
+    assert s.fast_p == {"0": 0.75, "1": 0.5, "1.5": 0.5, "2": 0.25}
+    assert s.geomean_speedup == pytest.approx(math.exp((math.log(3) + math.log(1.2) + math.log(0.5) + math.log(1.6)) / 4))
+    assert s.statuses == {"correct": 4, "incorrect": 1, "compile_error": 1, "runtime_error": 1, "no_code": 1}
+
+
+def test_problem_rows_pick_the_best_correct_candidate():
+    rows = {r.problem: r for r in leaderboard("r", RESULTS).problems}
+    assert rows["a"].best_speedup == 3.0 and rows["a"].best_candidate == "a-correct-3.0.py"
+    assert rows["a"].statuses == {"correct": 2, "incorrect": 1}
+    assert rows["c"].best_speedup is None
+
+
+def test_empty_run():
+    s = leaderboard("r", []).summary
+    assert s.problems == 0 and s.correct_rate is None and s.geomean_speedup is None
+
+
+def test_render_prints_every_problem():
+    console = Console(record=True, width=200)
+    render(leaderboard("r", RESULTS), console)
+    text = console.export_text()
+    assert "3.00x" in text and "fast_1.5=50%" in text and "geomean speedup" in text

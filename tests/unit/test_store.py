@@ -1,0 +1,53 @@
+import sqlite3
+
+import pytest
+
+from harness.store import Store, StoreError
+from harness.types import BuildResult, EvalResult, Timing
+
+
+def result(candidate="c" * 64, status="correct", speedup=2.0, device="GPU", build_log="full log") -> EvalResult:
+    timing = Timing(median_ms=1.0, mean_ms=1.1, std_ms=0.1, min_ms=0.9, n=10, rse=0.01)
+    build = BuildResult(status="ok", build_sha256="b" + candidate[1:], directory="/tmp/b", duration_s=3.0, log=build_log)
+    return EvalResult(problem_id="level1/x", problem_sha256="p" * 64, candidate_path="a.py", candidate_sha256=candidate,
+                      target="cuda", device_name=device, torch_version="2.11", status=status,
+                      speedup=speedup if status == "correct" else None, runtime=timing, ref_runtime=timing, build=build)
+
+
+def test_roundtrip_keeps_everything(tmp_path):
+    with Store(tmp_path / "h.db") as store:
+        store.ensure_run("r1", kind="eval", target="cuda", device_name="GPU")
+        store.add("r1", result(), candidate_source="SRC", problem_source="PROB")
+        (loaded,) = store.results("r1")
+        assert loaded == result()  # the build log comes back from the builds table
+        assert store.source("c" * 64) == "SRC" and store.source("p" * 64) == "PROB"
+        assert [r.name for r in store.runs()] == ["r1"] and store.runs()[0].evaluations == 1
+    db = sqlite3.connect(tmp_path / "h.db")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("SELECT result_json FROM evaluations").fetchone()[0].count("full log") == 0  # stored once
+
+
+def test_find_matches_candidate_problem_device_and_skips_timeouts(tmp_path):
+    with Store(tmp_path / "h.db") as store:
+        store.ensure_run("r", kind="eval", target="cuda", device_name="GPU")
+        store.add("r", result(), candidate_source="S", problem_source="P")
+        store.add("r", result(candidate="d" * 64, status="timeout"), candidate_source="S2", problem_source="P")
+        row_id, found = store.find("c" * 64, "p" * 64, "GPU", "cuda")
+        assert found.speedup == 2.0 and row_id == 1
+        assert store.find("c" * 64, "p" * 64, "other GPU", "cuda") is None
+        assert store.find("c" * 64, "p" * 64, "GPU", "cpu") is None
+        assert store.find("d" * 64, "p" * 64, "GPU", "cuda") is None
+
+
+def test_newer_schema_is_refused(tmp_path):
+    db = sqlite3.connect(tmp_path / "h.db")
+    db.execute("PRAGMA user_version = 99")
+    db.close()
+    with pytest.raises(StoreError, match="newer"):
+        Store(tmp_path / "h.db")
+
+
+def test_garbage_file_is_refused(tmp_path):
+    (tmp_path / "h.db").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(StoreError, match="not a usable SQLite database"):
+        Store(tmp_path / "h.db")
