@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from pathlib import Path
@@ -61,7 +62,7 @@ class ConsoleEvents(Events):
         self.progress.console.print(f"[dim]build {build.status:<13} {escape(candidate.path or candidate.sha256[:12])} ({how})[/]")
 
     def evaluated(self, result: EvalResult) -> None:
-        if "evaluate" in self.tasks and not result.cached and result.build is not None:
+        if "evaluate" in self.tasks:  # stored and prechecked results arrive before planned()
             self.progress.advance(self.tasks["evaluate"])
         style = STATUS_STYLE[result.status]
         speed = f" {result.speedup:.2f}x" if result.speedup is not None else ""
@@ -208,7 +209,6 @@ def cmd_report(args) -> int:
             raise UsageError(f"{store.path} holds no runs yet")
         run = args.run or names[-1]
         if run not in names:
-            import difflib
             close = difflib.get_close_matches(run, names, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else "; `harness runs` lists them"
             raise UsageError(f"unknown run {run!r}{hint}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from .types import Frozen, TimingSettings
 
@@ -13,7 +13,8 @@ from .types import Frozen, TimingSettings
 class Settings(Frozen):
     """Everything an evaluation needs to know besides the problems and candidates."""
 
-    results_dir: Path = Field(default=Path("results"), description="Where harness.db and the build cache live")
+    results_dir: Path = Field(default=Path("results"), validate_default=True,
+                              description="Where harness.db and the build cache live")
     db_path: Path | None = Field(default=None, description="SQLite file; default <results_dir>/harness.db")
     trials: int = Field(default=5, ge=1, description="Correctness trials, each with fresh inputs and a new seed")
     build_timeout_s: float = Field(default=600.0, gt=0, description="Kill a build after this long")
@@ -24,6 +25,12 @@ class Settings(Frozen):
     dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Adaptive timing settings")
     force: bool = Field(default=False, description="Re-evaluate even if the store has the same evaluation")
+
+    @field_validator("results_dir", "db_path")
+    @classmethod
+    def _absolute(cls, path: Path | None) -> Path | None:
+        # Children run in other working directories: every path handed to them must be absolute.
+        return None if path is None else Path(path).expanduser().resolve()
 
     @property
     def db(self) -> Path:

@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 
 from .build import NO_GPU_HINT, import_candidate, install_extension_loader, write_manifest
-from .types import WorkerReport, WorkerSpec
+from .types import CheckResult, WorkerReport, WorkerSpec
 
 
 def build_main(directory: Path) -> int:
@@ -91,7 +91,8 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
         traceback.print_exc()
         raise EvalFailure("runtime_error", f"problem error: importing the problem failed: {_describe(exc)}") from None
     if not isinstance(init_inputs, (list, tuple)):
-        raise EvalFailure("runtime_error", f"problem error: get_init_inputs() returned {type(init_inputs).__name__}, not a list")
+        raise EvalFailure("runtime_error",
+                          f"problem error: get_init_inputs() returned {type(init_inputs).__name__}, not a list")
 
     def make_inputs(label: str) -> list:
         torch.manual_seed(_trial_seed(spec.seed, label))
@@ -121,8 +122,6 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
             traceback.print_exc()
             raise EvalFailure("runtime_error", f"constructing ModelNew failed: {_describe(exc)}") from None
 
-        from .types import CheckResult
-
         worst_abs = worst_rel = 0.0
         for trial in range(spec.trials):
             inputs = make_inputs(f"trial{trial}")
@@ -132,15 +131,17 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
                 sync()
             except BaseException as exc:
                 traceback.print_exc()
-                raise EvalFailure("runtime_error", f"ModelNew.forward failed (trial {trial}): {_describe(exc)}") from None
-            changed = [i for i, (a, b) in enumerate(zip(mine, inputs))
+                raise EvalFailure("runtime_error",
+                                  f"ModelNew.forward failed (trial {trial}): {_describe(exc)}") from None
+            changed = [i for i, (a, b) in enumerate(zip(mine, inputs, strict=True))
                        if isinstance(a, torch.Tensor) and not same_values(a, b)]
             try:
                 expected = reference(*inputs)
                 sync()
             except BaseException as exc:
                 traceback.print_exc()
-                raise EvalFailure("runtime_error", f"reference Model failed (problem error): {_describe(exc)}") from None
+                raise EvalFailure("runtime_error",
+                                  f"reference Model failed (problem error): {_describe(exc)}") from None
             result = compare(out, expected, atol, rtol)
             if changed:
                 result.ok, result.message = False, f"ModelNew.forward modified its input(s) {changed} (trial {trial})"

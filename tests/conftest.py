@@ -11,10 +11,13 @@ SOLUTIONS = FIXTURES / "solutions"
 REPO = Path(__file__).parent.parent
 
 
-def run_cli(*args: str, env: dict | None = None, timeout: float = 1800) -> subprocess.CompletedProcess:
-    """The real `harness` command in a child process."""
+def run_cli(*args: str, env: dict | None = None, timeout: float = 1800,
+            cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """The real `harness` command of this checkout, in a child process."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+           **(env or {})}
     return subprocess.run([sys.executable, "-m", "harness", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout, cwd=REPO)
+                          env=env, timeout=timeout, cwd=cwd)
 
 
 def json_lines(text: str) -> list[dict]:

@@ -160,3 +160,14 @@ def test_report_of_the_eval_run(first_run, results_dir):
     assert summary["fast_p"]["0"] == 1.0
     (row,) = board["problems"]
     assert row["statuses"]["correct"] == 2 and row["best_speedup"] is not None
+
+
+def test_default_relative_results_dir_works_from_any_directory(tmp_path):
+    # The quickstart's default: ./results, relative to wherever the user stands.
+    candidate = SOLUTIONS / "correct" / "torch_relu.py"
+    proc = run_cli("eval", "--json", "--target", "cpu", "--problem", PROBLEM, "--timing-budget", "1", candidate,
+                   cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json_lines(proc.stdout)
+    assert row["status"] == "correct", row["error"]
+    assert (tmp_path / "results" / "harness.db").is_file()

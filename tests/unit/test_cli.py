@@ -85,3 +85,11 @@ def test_console_script_is_installed():
     exe = shutil.which("harness")
     assert exe, "pip install -e . installs the `harness` command"
     assert subprocess.run([exe, "--help"], capture_output=True, cwd=REPO).returncode == 0
+
+
+def test_settings_paths_are_absolute(tmp_path, monkeypatch):
+    from harness.config import load_settings
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(db_path="x/h.db")
+    assert settings.results_dir == tmp_path / "results" and settings.cache_dir.is_absolute()
+    assert settings.db == tmp_path / "x" / "h.db"
