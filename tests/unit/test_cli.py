@@ -53,7 +53,7 @@ def test_missing_candidate_file_exits_2(tmp_path):
 
 def test_cuda_target_without_gpu_exits_2(tmp_path):
     proc = run_cli("eval", "--target", "cuda", "--results-dir", tmp_path, "--problem", "level1/sum_dim1",
-                   FIXTURES / "solutions" / "correct" / "cpu_relu.py", env={"PATH": str(tmp_path) + ":/usr/bin:/bin"})
+                   FIXTURES / "solutions" / "correct" / "cpu_relu.py", env={"CUDA_VISIBLE_DEVICES": ""})
     assert proc.returncode == 2 and "--target cpu" in " ".join(proc.stderr.split())
 
 
