@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import hashlib
 import importlib.metadata
+import itertools
 import json
 import platform
 import re
@@ -21,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Callable, Iterable, Literal
 
-from .isolation import child_env, kill_all, run_child, tail
+from .isolation import child_env, kill_all, run_child, tail, write_atomic
 from .types import BuildResult, Candidate, DeviceInfo
 
 BUILD_PROTOCOL = 1
@@ -50,13 +51,18 @@ def build_sha256(candidate: Candidate, device: DeviceInfo) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
+def extension_env(device: DeviceInfo, cache_dir: Path) -> dict[str, str]:
+    """What every child that may touch load_inline needs: a cache of ours and the pinned CUDA arch."""
+    extra = {"TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions")}
+    if device.arch:
+        extra["TORCH_CUDA_ARCH_LIST"] = device.arch
+    return extra
+
+
 def build_env(device: DeviceInfo, cache_dir: Path, max_jobs: int) -> dict[str, str]:
-    extra = {"MAX_JOBS": str(max_jobs), "TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions")}
+    extra = {**extension_env(device, cache_dir), "MAX_JOBS": str(max_jobs)}
     if device.target == "cuda":
-        # No GPU for the builder: builds run beside evaluations, and the arch is pinned explicitly.
-        extra["CUDA_VISIBLE_DEVICES"] = ""
-        if device.arch:
-            extra["TORCH_CUDA_ARCH_LIST"] = device.arch
+        extra["CUDA_VISIBLE_DEVICES"] = ""  # no GPU for the builder: builds run beside evaluations
     return child_env(extra)
 
 
@@ -130,9 +136,7 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
         # Only the builder's own verdicts (exit 0 or 1) are kept. A build killed by a signal (Ctrl-C,
         # the OOM killer) or by its timeout is retried next time, perhaps on a quieter machine.
         if outcome.returncode in (0, 1):
-            tmp = done.with_suffix(".tmp")
-            tmp.write_text(result.model_dump_json())
-            tmp.replace(done)
+            write_atomic(done, result.model_dump_json())
         return result
 
 
@@ -170,7 +174,7 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"]) ->
 
     manifest_path = directory / MANIFEST_FILE
     manifest: list[dict] = json.loads(manifest_path.read_text()) if mode == "load" and manifest_path.is_file() else []
-    counter = iter(range(10_000))
+    counter = itertools.count()
 
     def wrap(real: Callable) -> Callable:
         signature = inspect.signature(real)

@@ -59,7 +59,8 @@ class ConsoleEvents(Events):
     def built(self, candidate: Candidate, build: BuildResult) -> None:
         self.progress.advance(self.tasks["build"])
         how = "cached" if build.cached else f"{build.duration_s:.1f} s"
-        self.progress.console.print(f"[dim]build {build.status:<13} {escape(candidate.path or candidate.sha256[:12])} ({how})[/]")
+        label = candidate.path or candidate.sha256[:12]
+        self.progress.console.print(f"[dim]build {build.status:<13} {escape(label)} ({how})[/]")
 
     def evaluated(self, result: EvalResult) -> None:
         if "evaluate" in self.tasks:  # stored and prechecked results arrive before planned()
@@ -68,7 +69,7 @@ class ConsoleEvents(Events):
         speed = f" {result.speedup:.2f}x" if result.speedup is not None else ""
         cached = " (stored)" if result.cached else ""
         self.progress.console.print(f"[{style}]{result.status:<13}[/]{speed} {escape(result.problem_id)} "
-                                    f"{escape(result.candidate_path or '')}{cached}")
+                                    f"{escape(result.candidate_label)}{cached}")
 
 
 # ---- output ----
@@ -85,7 +86,7 @@ def print_results(results: list[EvalResult]) -> None:
         table.add_column(name, justify="right" if name in ("speedup", "ms", "ref ms", "max abs err") else "left",
                          overflow="fold", no_wrap=name not in ("candidate", "flags"))
     for r in results:
-        table.add_row(escape(r.candidate_path or r.candidate_sha256[:12]),
+        table.add_row(escape(r.candidate_label),
                       f"[{STATUS_STYLE[r.status]}]{r.status}[/]" + (" [dim](stored)[/]" if r.cached else ""),
                       _fmt(r.speedup, ".2f") + ("x" if r.speedup is not None else ""),
                       _fmt(r.runtime_ms, ".3f"), _fmt(r.ref_runtime_ms, ".3f"),
@@ -94,7 +95,7 @@ def print_results(results: list[EvalResult]) -> None:
     for r in results:
         if r.status == "correct" or not r.error:
             continue
-        out.print(f"\n[{STATUS_STYLE[r.status]}]{r.status}[/] {escape(r.candidate_path or r.candidate_sha256[:12])}:")
+        out.print(f"\n[{STATUS_STYLE[r.status]}]{r.status}[/] {escape(r.candidate_label)}:")
         out.print(escape(r.error), highlight=False)
         if r.status == "compile_error" and r.build and r.build.log:
             out.print(f"[dim]--- end of the compiler output (full log: {escape(r.build.directory)}/build.log)[/]")
@@ -103,6 +104,13 @@ def print_results(results: list[EvalResult]) -> None:
 
 def emit_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, default=str) + "\n")
+
+
+def show_board(board, as_json: bool) -> None:
+    if as_json:
+        emit_json(board.model_dump())
+    else:
+        render(board, out)
 
 
 # ---- commands ----
@@ -152,11 +160,10 @@ def _settings(args):
                          timing={"budget_s": args.timing_budget})
 
 
-def _run_jobs(args, jobs, kind: str, run_prefix: str):
+def _run_jobs(args, jobs, device, kind: str, run_prefix: str):
     settings = _settings(args)
-    device = discover(args.target)
     err.print(f"[dim]target {device.target} on {escape(device.name)}; results in {settings.db}[/]")
-    run = args.run or default_run_name(run_prefix if kind == "eval" else f"{run_prefix}-{device.target}")
+    run = args.run or default_run_name(run_prefix)
     with Store(settings.db) as store, ConsoleEvents() as events:
         results = evaluate(jobs, device=device, settings=settings, store=store, run=run, kind=kind, events=events)
     return run, results
@@ -165,7 +172,7 @@ def _run_jobs(args, jobs, kind: str, run_prefix: str):
 def cmd_eval(args) -> int:
     problem = problem_index.resolve(args.problem, _root(args))
     jobs = candidate_jobs(problem, args.candidates)
-    _, results = _run_jobs(args, jobs, "eval", "eval")
+    _, results = _run_jobs(args, jobs, discover(args.target), "eval", "eval")
     if args.json:
         for r in results:
             emit_json(r.summary())
@@ -175,8 +182,8 @@ def cmd_eval(args) -> int:
 
 
 def cmd_run(args) -> int:
-    target = args.target or discover(None).target
-    selector = args.problems or DEFAULT_SET[target]
+    device = discover(args.target)
+    selector = args.problems or DEFAULT_SET[device.target]
     chosen = problem_index.select(selector, _root(args))
     jobs, missing = reference_jobs(chosen)
     for problem in missing:
@@ -184,13 +191,8 @@ def cmd_run(args) -> int:
     if not jobs:
         raise UsageError(f"none of the {len(chosen)} problems selected by {selector!r} has a reference solution "
                          "in solutions/reference/")
-    args.target = target
-    run, results = _run_jobs(args, jobs, "run", "reference")
-    board = leaderboard(run, results)
-    if args.json:
-        emit_json(board.model_dump())
-    else:
-        render(board, out)
+    run, results = _run_jobs(args, jobs, device, "run", f"reference-{device.target}")
+    show_board(leaderboard(run, results), args.json)
     return 0
 
 
@@ -213,10 +215,7 @@ def cmd_report(args) -> int:
             hint = f"; did you mean {', '.join(close)}?" if close else "; `harness runs` lists them"
             raise UsageError(f"unknown run {run!r}{hint}")
         board = leaderboard(run, store.results(run))
-    if args.json:
-        emit_json(board.model_dump())
-    else:
-        render(board, out)
+    show_board(board, args.json)
     return 0
 
 
@@ -237,18 +236,16 @@ def cmd_runs(args) -> int:
 
 # ---- parser ----
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+def _positive(kind: type):
+    """An argparse type: a number of `kind` above zero."""
+    def parse(text: str):
+        value = kind(text)
+        if value <= 0:
+            what = "a positive integer" if kind is int else "positive"
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
+        return value
+    parse.__name__ = kind.__name__  # argparse names the type in "invalid int value" messages
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -272,13 +269,13 @@ def build_parser() -> argparse.ArgumentParser:
     eval_opts.add_argument("--run", metavar="NAME", help="run name the results are stored under (default: generated)")
     eval_opts.add_argument("--force", action="store_true", help="re-evaluate even if the store already has the result")
     eval_opts.add_argument("--json", action="store_true", help="machine-readable output on stdout")
-    eval_opts.add_argument("--trials", type=_positive_int, metavar="N", help="correctness trials (default 5)")
-    eval_opts.add_argument("--build-timeout", type=_positive_float, metavar="S", help="seconds per build (default 600)")
-    eval_opts.add_argument("--eval-timeout", type=_positive_float, metavar="S",
+    eval_opts.add_argument("--trials", type=_positive(int), metavar="N", help="correctness trials (default 5)")
+    eval_opts.add_argument("--build-timeout", type=_positive(float), metavar="S", help="seconds per build (default 600)")
+    eval_opts.add_argument("--eval-timeout", type=_positive(float), metavar="S",
                            help="seconds per evaluation child (default 300)")
-    eval_opts.add_argument("--timing-budget", type=_positive_float, metavar="S",
+    eval_opts.add_argument("--timing-budget", type=_positive(float), metavar="S",
                            help="seconds of timing per candidate before stopping unconverged (default 5)")
-    eval_opts.add_argument("--build-workers", type=_positive_int, metavar="N",
+    eval_opts.add_argument("--build-workers", type=_positive(int), metavar="N",
                            help="parallel builds (default: number of CPUs)")
 
     problems = sub.add_parser("problems", help="list and inspect problems")

@@ -49,10 +49,6 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def default_target() -> Target:
-    return "cuda" if visible_gpus() else "cpu"
-
-
 def discover(target: Target | None = None) -> DeviceInfo:
     """The device for `target` (the first visible GPU for cuda); `None` picks cuda if a GPU is visible."""
     gpus = visible_gpus()

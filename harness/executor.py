@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .build import build_many, torch_version
+from .build import build_many, extension_env, torch_version
 from .config import Settings
 from .isolation import child_env, run_child, tail
 from .types import BuildResult, Candidate, DeviceInfo, EvalResult, Problem, WorkerReport, WorkerSpec
@@ -25,11 +25,8 @@ class Job:
 
 
 def eval_env(device: DeviceInfo, settings: Settings) -> dict[str, str]:
-    extra = {"TORCH_EXTENSIONS_DIR": str(settings.cache_dir / "torch_extensions"),
-             "CUDA_VISIBLE_DEVICES": "" if device.index is None else str(device.index)}
-    if device.arch:
-        extra["TORCH_CUDA_ARCH_LIST"] = device.arch
-    return child_env(extra)
+    return child_env({**extension_env(device, settings.cache_dir),
+                      "CUDA_VISIBLE_DEVICES": "" if device.index is None else str(device.index)})
 
 
 def result_for(job: Job, device: DeviceInfo, **fields) -> EvalResult:
@@ -56,10 +53,10 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
         report_path = work / "report.json"
         if outcome.timed_out:
             return result_for(job, device, status="timeout", build=build,
-                           error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
+                              error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
         if not report_path.is_file():
             return result_for(job, device, status="runtime_error", build=build,
-                           error=f"{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
+                              error=f"{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
         report = WorkerReport.model_validate_json(report_path.read_text())
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -67,23 +64,26 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
     if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
         speedup = report.ref_runtime.median_ms / report.runtime.median_ms
     return result_for(job, device, status=report.status, speedup=speedup, runtime=report.runtime,
-                   ref_runtime=report.ref_runtime, check=report.check, error=report.error,
-                   flags=report.flags, build=build)
+                      ref_runtime=report.ref_runtime, check=report.check, error=report.error,
+                      flags=report.flags, build=build)
 
 
 def run_jobs(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int, *,
              on_built: Callable[[Candidate, BuildResult], None] | None = None,
-             on_evaluated: Callable[[Job, EvalResult], None] | None = None) -> list[EvalResult]:
-    """Build all distinct candidates, then evaluate each job; results in the order of `jobs`."""
+             on_evaluated: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
+    """Build all distinct candidates, then evaluate each job; results in the order of `jobs`.
+
+    `on_evaluated(i, result)` is called as soon as `jobs[i]` has its result.
+    """
     settings.cache_dir.mkdir(parents=True, exist_ok=True)
     builds = build_many([j.candidate for j in jobs], device, settings.cache_dir,
                         timeout_s=settings.build_timeout_s, workers=settings.build_workers,
                         max_jobs=settings.max_jobs, on_done=on_built)
     results = []
-    for job in jobs:
+    for i, job in enumerate(jobs):
         result = evaluate_built(job, builds[job.candidate.sha256], device, settings, seed)
         if on_evaluated:
-            on_evaluated(job, result)
+            on_evaluated(i, result)
         results.append(result)
     return results
 

@@ -83,5 +83,12 @@ def kill_all() -> None:
         _kill_group(pid)
 
 
+def write_atomic(path: Path, text: str) -> None:
+    """Readers see the old file or the whole new one, never half of it."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
 def tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])

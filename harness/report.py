@@ -44,10 +44,6 @@ class Leaderboard(Frozen):
     problems: list[ProblemRow]
 
 
-def _label(result: EvalResult) -> str:
-    return result.candidate_path or result.candidate_sha256[:12]
-
-
 def leaderboard(run: str, results: list[EvalResult]) -> Leaderboard:
     by_problem: dict[str, list[EvalResult]] = {}
     for r in results:
@@ -62,7 +58,7 @@ def leaderboard(run: str, results: list[EvalResult]) -> Leaderboard:
         rows.append(ProblemRow(
             problem=problem, candidates=len(items), statuses=dict(Counter(r.status for r in items)),
             best_speedup=best.speedup if best else None, best_runtime_ms=best.runtime_ms if best else None,
-            ref_runtime_ms=best.ref_runtime_ms if best else None, best_candidate=_label(best) if best else None,
+            ref_runtime_ms=best.ref_runtime_ms if best else None, best_candidate=best.candidate_label if best else None,
             flags=best.flags if best else ()))
     with_code = [r for r in results if r.status != "no_code"]
     built = [r for r in with_code if r.build is not None and r.build.status == "ok"]

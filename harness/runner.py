@@ -54,11 +54,12 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
     store.ensure_run(run, kind=kind, target=device.target, device_name=device.name, model=model)
     results: dict[int, EvalResult] = {}
     pending: list[int] = []
+    problem_sources = {path: Path(path).read_text() for path in {job.problem.path for job in jobs}}
 
     def record(index: int, result: EvalResult, reused_from: int | None = None) -> None:
         job = jobs[index]
         store.add(run, result, candidate_source=job.candidate.source,
-                  problem_source=Path(job.problem.path).read_text(), reused_from=reused_from)
+                  problem_source=problem_sources[job.problem.path], reused_from=reused_from)
         results[index] = result
         events.evaluated(result)
 
@@ -78,9 +79,8 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
 
     events.planned(len({jobs[i].candidate.sha256 for i in pending}), len(pending))
     seed = secrets.randbits(63)  # secret per invocation: candidates cannot predict their inputs
-    by_job = {id(jobs[i]): i for i in pending}
     run_jobs([jobs[i] for i in pending], device, settings, seed, on_built=events.built,
-             on_evaluated=lambda job, result: record(by_job[id(job)], result))
+             on_evaluated=lambda position, result: record(pending[position], result))
     return [results[i] for i in range(len(jobs))]
 
 

@@ -129,6 +129,11 @@ class EvalResult(Frozen):
     cached: bool = Field(default=False, description="Served from the store instead of re-evaluated")
 
     @property
+    def candidate_label(self) -> str:
+        """The candidate's path, or a hash prefix for generated code."""
+        return self.candidate_path or self.candidate_sha256[:12]
+
+    @property
     def runtime_ms(self) -> float | None:
         return self.runtime.median_ms if self.runtime else None
 

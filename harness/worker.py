@@ -9,6 +9,7 @@ from the outside; this process only reports what it could observe, as WorkerRepo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -17,6 +18,7 @@ import traceback
 from pathlib import Path
 
 from .build import NO_GPU_HINT, import_candidate, install_extension_loader, write_manifest
+from .isolation import write_atomic
 from .types import CheckResult, WorkerReport, WorkerSpec
 
 
@@ -40,6 +42,16 @@ class EvalFailure(Exception):
     def __init__(self, status: str, message: str):
         super().__init__(message)
         self.status = status
+
+
+@contextlib.contextmanager
+def failing_as(what: str):
+    """Turn anything raised inside (SystemExit too) into a runtime_error that says what failed."""
+    try:
+        yield
+    except BaseException as exc:
+        traceback.print_exc()
+        raise EvalFailure("runtime_error", f"{what}: {_describe(exc)}") from None
 
 
 def _trial_seed(seed: int, label: str) -> int:
@@ -84,12 +96,9 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
     atol, rtol = tolerances(dtype, spec.atol, spec.rtol)
     report = dict(device_name=device_name, torch_version=torch.__version__)
 
-    try:
+    with failing_as("problem error: importing the problem failed"):
         problem = _import_problem(spec.problem_path)
         init_inputs = problem.get_init_inputs()
-    except BaseException as exc:
-        traceback.print_exc()
-        raise EvalFailure("runtime_error", f"problem error: importing the problem failed: {_describe(exc)}") from None
     if not isinstance(init_inputs, (list, tuple)):
         raise EvalFailure("runtime_error",
                           f"problem error: get_init_inputs() returned {type(init_inputs).__name__}, not a list")
@@ -106,42 +115,28 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
 
     init_seed = _trial_seed(spec.seed, "init")
     with torch.no_grad():
-        try:
+        with failing_as("problem error: constructing Model failed"):
             torch.manual_seed(init_seed)
             reference = problem.Model(*init_inputs).to(device=device, dtype=dtype)
-        except BaseException as exc:
-            traceback.print_exc()
-            raise EvalFailure("runtime_error", f"problem error: constructing Model failed: {_describe(exc)}") from None
 
         install_extension_loader(Path(spec.build_dir), "load")
-        try:
+        with failing_as("constructing ModelNew failed"):
             module = import_candidate(Path(spec.build_dir))
             torch.manual_seed(init_seed)  # same seed: same initial parameters as the reference
             candidate = module.ModelNew(*init_inputs).to(device=device, dtype=dtype)
-        except BaseException as exc:
-            traceback.print_exc()
-            raise EvalFailure("runtime_error", f"constructing ModelNew failed: {_describe(exc)}") from None
 
         worst_abs = worst_rel = 0.0
         for trial in range(spec.trials):
             inputs = make_inputs(f"trial{trial}")
             mine = clone(inputs)
-            try:
+            with failing_as(f"ModelNew.forward failed (trial {trial})"):
                 out = candidate(*mine)  # the candidate runs first, on its own copy
                 sync()
-            except BaseException as exc:
-                traceback.print_exc()
-                raise EvalFailure("runtime_error",
-                                  f"ModelNew.forward failed (trial {trial}): {_describe(exc)}") from None
             changed = [i for i, (a, b) in enumerate(zip(mine, inputs, strict=True))
                        if isinstance(a, torch.Tensor) and not same_values(a, b)]
-            try:
+            with failing_as("reference Model failed (problem error)"):
                 expected = reference(*inputs)
                 sync()
-            except BaseException as exc:
-                traceback.print_exc()
-                raise EvalFailure("runtime_error",
-                                  f"reference Model failed (problem error): {_describe(exc)}") from None
             result = compare(out, expected, atol, rtol)
             if changed:
                 result.ok, result.message = False, f"ModelNew.forward modified its input(s) {changed} (trial {trial})"
@@ -158,22 +153,13 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
 
         ref_inputs = make_inputs("timing")
         cand_inputs = clone(ref_inputs)
-        try:
+        with failing_as("failed while timing"):
             timings, converged = time_interleaved(
                 {"reference": lambda: reference(*ref_inputs), "candidate": lambda: candidate(*cand_inputs)},
                 timer, spec.timing)
-        except BaseException as exc:
-            traceback.print_exc()
-            raise EvalFailure("runtime_error", f"failed while timing: {_describe(exc)}") from None
     flags = () if converged else ("noisy_timing",)
     return WorkerReport(status="correct", check=check, runtime=timings["candidate"],
                         ref_runtime=timings["reference"], flags=flags, **report)
-
-
-def _write(path: Path, report: WorkerReport) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(report.model_dump_json())
-    tmp.replace(path)
 
 
 def main(argv: list[str]) -> int:
@@ -193,7 +179,7 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:
         traceback.print_exc()
         report = WorkerReport(status="runtime_error", error=_describe(exc), device_name="", torch_version="")
-    _write(Path(spec.result_path), report)
+    write_atomic(Path(spec.result_path), report.model_dump_json())
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: a candidate's destructors or threads must not change the verdict now.
