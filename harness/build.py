@@ -81,6 +81,22 @@ def summarize_failure(log: str) -> str:
     return "\n".join(picked) if picked else tail(log, 8)
 
 
+_ERROR_LINE = re.compile(r"\berror\b[:(]|: error |^\w*(Error|Exception)\b", re.IGNORECASE)
+_EXT_DIR = re.compile(r"\S*/ext\d+_[^/\s]*/")
+
+
+def error_lines(log: str, limit: int = 40) -> str:
+    """For a model: each error line with the two after it (code and caret), build paths removed."""
+    lines = [_EXT_DIR.sub("", line.rstrip()) for line in log.splitlines()]
+    picked: list[int] = []
+    for i, line in enumerate(lines):
+        if _ERROR_LINE.search(line.strip()) and not line.lstrip().startswith(("ninja: build stopped", "FAILED:")):
+            picked.extend(j for j in range(i, min(i + 3, len(lines))) if j not in picked[-3:])
+    text = "\n".join(dict.fromkeys(lines[i] for i in sorted(set(picked))))
+    text = "\n".join(text.splitlines()[:limit])
+    return text or tail(log, 15)
+
+
 def log_excerpt(log: str, lines: int = 20) -> str:
     """The end of the compiler's output: the log up to the Python traceback that follows it."""
     cut = log.find("Traceback (most recent call last):")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import difflib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -21,10 +23,15 @@ from .device import DeviceError, discover
 from .build import log_excerpt
 from .problems import ProblemError
 from .report import STATUS_STYLE, leaderboard, render
-from .runner import Events, candidate_jobs, default_run_name, evaluate, reference_jobs
+from .facts import FactsError, gather
+from .llm import (PLACEHOLDER_KEY, OfflineProvider, OpenAIProvider, ProviderConfigError, ProviderError,
+                  RetryPolicy, redact_url)
+from .loop import RUN_NAME, Loop, LoopEvents, RunConfig
+from .prompts import PromptError, Prompts
+from .runner import SOLUTIONS_DIR, Events, candidate_jobs, default_run_name, evaluate
 from .static import CandidateError
-from .store import Store, StoreError
-from .types import TARGETS, BuildResult, Candidate, EvalResult
+from .store import RunUsage, Store, StoreError
+from .types import TARGETS, BuildResult, Candidate, Completion, EvalResult, Sampling
 
 DEFAULT_SET = {"cuda": "level1", "cpu": "cpu"}
 out = Console()
@@ -52,9 +59,16 @@ class ConsoleEvents(Events):
     def __exit__(self, *exc) -> None:
         self.progress.stop()
 
+    def _task(self, name: str, total: int | None, description: str | None = None) -> None:
+        """Create the bar, or restart it (each turn of a run builds and evaluates a new batch)."""
+        if name in self.tasks:
+            self.progress.reset(self.tasks[name], total=total, description=description or name)
+        else:
+            self.tasks[name] = self.progress.add_task(description or name, total=total)
+
     def planned(self, builds: int, evaluations: int) -> None:
-        self.tasks["build"] = self.progress.add_task("build", total=builds)
-        self.tasks["evaluate"] = self.progress.add_task("evaluate", total=evaluations)
+        self._task("build", builds)
+        self._task("evaluate", evaluations)
 
     def built(self, candidate: Candidate, build: BuildResult) -> None:
         self.progress.advance(self.tasks["build"])
@@ -63,13 +77,52 @@ class ConsoleEvents(Events):
         self.progress.console.print(f"[dim]build {build.status:<13} {escape(label)} ({how})[/]")
 
     def evaluated(self, result: EvalResult) -> None:
-        if "evaluate" in self.tasks:  # stored and prechecked results arrive before planned()
-            self.progress.advance(self.tasks["evaluate"])
+        # The bar counts evaluations that run; stored and prechecked results arrive before planned().
+        bar = next((t for t in self.progress.tasks if t.id == self.tasks.get("evaluate")), None)
+        if bar is not None and bar.total is not None and bar.completed < bar.total:
+            self.progress.advance(bar.id)
         style = STATUS_STYLE[result.status]
         speed = f" {result.speedup:.2f}x" if result.speedup is not None else ""
         cached = " (stored)" if result.cached else ""
         self.progress.console.print(f"[{style}]{result.status:<13}[/]{speed} {escape(result.problem_id)} "
                                     f"{escape(result.candidate_label)}{cached}")
+
+
+class LoopConsoleEvents(ConsoleEvents, LoopEvents):
+    """Adds the model's side: requests per turn, problems finished, tokens and cost so far."""
+
+    def __init__(self, problems: int, samples: int, turns: int, prices: tuple[float, float] | None) -> None:
+        super().__init__()
+        self.samples, self.turns, self.prices = samples, turns, prices
+        self.usage = RunUsage()
+        self.remaining: dict[str, int] = {}
+        self._task("problems", problems, "problems done")
+
+    def requesting(self, turn: int, count: int) -> None:
+        self.turn = turn
+        self._task("requests", count, self._request_label())
+
+    def _request_label(self) -> str:
+        tokens = self.usage.prompt_tokens + self.usage.completion_tokens
+        cost = f", {format_cost(self.usage, self.prices)}" if self.prices else ""
+        return f"turn {self.turn}/{self.turns} answers ({tokens:,} tokens{cost})"
+
+    def answered(self, problem_id: str, completion: Completion, extracted: bool) -> None:
+        self.usage = self.usage.plus(completion.usage, cached=completion.cached)
+        self.progress.update(self.tasks["requests"], advance=1, description=self._request_label())
+
+    def conversation_done(self, problem_id: str) -> None:
+        self.remaining[problem_id] = self.remaining.get(problem_id, self.samples) - 1
+        if self.remaining[problem_id] == 0:
+            self.progress.advance(self.tasks["problems"])
+
+
+def format_cost(usage: RunUsage, prices: tuple[float, float] | None) -> str:
+    if not prices:
+        return "-"
+    paid_share = 1 - usage.cached / usage.requests if usage.requests else 1
+    cost = (usage.prompt_tokens * prices[0] + usage.completion_tokens * prices[1]) / 1e6
+    return f"${cost * paid_share:,.4f}"
 
 
 # ---- output ----
@@ -160,19 +213,16 @@ def _settings(args):
                          timing={"budget_s": args.timing_budget})
 
 
-def _run_jobs(args, jobs, device, kind: str, run_prefix: str):
-    settings = _settings(args)
-    err.print(f"[dim]target {device.target} on {escape(device.name)}; results in {settings.db}[/]")
-    run = args.run or default_run_name(run_prefix)
-    with Store(settings.db) as store, ConsoleEvents() as events:
-        results = evaluate(jobs, device=device, settings=settings, store=store, run=run, kind=kind, events=events)
-    return run, results
-
-
 def cmd_eval(args) -> int:
     problem = problem_index.resolve(args.problem, _root(args))
     jobs = candidate_jobs(problem, args.candidates)
-    _, results = _run_jobs(args, jobs, discover(args.target), "eval", "eval")
+    device = discover(args.target)
+    settings = _settings(args)
+    err.print(f"[dim]target {device.target} on {escape(device.name)}; results in {settings.db}[/]")
+    with Store(settings.db) as store, ConsoleEvents() as events:
+        recorded = evaluate(jobs, device=device, settings=settings, store=store,
+                            run=args.run or default_run_name("eval"), kind="eval", events=events)
+    results = [result for _, result in recorded]
     if args.json:
         for r in results:
             emit_json(r.summary())
@@ -181,18 +231,136 @@ def cmd_eval(args) -> int:
     return 0
 
 
-def cmd_run(args) -> int:
+# Flags that shape what a run generates: stored with the run, and taken from it on --resume. (--base-url
+# may be given again: it says where the server is, and the stored copy has its credentials removed.)
+GENERATION_FLAGS = ("model", "problems", "problem", "samples", "turns", "temperature", "top_p",
+                    "max_tokens", "max_completion_tokens", "reasoning_effort", "prompts_dir")
+
+
+def _run_config(args, device, store: Store, run: str | None) -> tuple[str, RunConfig]:
+    """The run's name and config: from the flags, or from the stored run on --resume."""
+    if args.resume:
+        given = [f"--{f.replace('_', '-')}" for f in GENERATION_FLAGS if getattr(args, f, None) not in (None, [])]
+        if given:
+            raise UsageError(f"--resume continues a run with its own settings; drop {', '.join(given)} "
+                             "(or start a new run with --run NAME)")
+        names = [r.name for r in store.runs() if r.kind == args.command]
+        run = run or (names[-1] if names else None)
+        stored = store.run_config(run) if run else None
+        if not stored:
+            raise UsageError(f"nothing to resume: {store.path} has no `harness {args.command}` run"
+                             + (f" named {run!r}" if run else "")
+                             + (f" (there are: {', '.join(names)})" if names else ""))
+        config = RunConfig.model_validate_json(stored)
+        if config.target != device.target:
+            raise UsageError(f"run {run!r} is on the {config.target} target, but --target/device gives {device.target}")
+        return run, config
+    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL") if args.model else None
+    selector = ",".join([*(args.problem or []), *filter(None, [args.problems])]) or DEFAULT_SET[device.target]
+    config = RunConfig(
+        model=args.model or OfflineProvider.name, base_url=redact_url(base_url), target=device.target,
+        problems=selector, samples=args.samples or 1, turns=getattr(args, "turns", None) or 1,
+        sampling=Sampling(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
+                          max_completion_tokens=args.max_completion_tokens, reasoning_effort=args.reasoning_effort),
+        prompts_dir=str(Path(args.prompts_dir).resolve()) if args.prompts_dir else None)
+    run = run or default_run_name(args.command if args.model else f"reference-{device.target}")
+    stored = store.run_config(run)
+    if stored:
+        before = RunConfig.model_validate_json(stored)
+        fixed = ("model", "base_url", "target", "sampling", "prompts_dir")
+        changed = [f for f in fixed if getattr(before, f) != getattr(config, f)]
+        if changed:
+            raise UsageError(f"run {run!r} was made with other settings ({', '.join(changed)}: "
+                             f"{', '.join(repr(getattr(before, f)) for f in changed)}); continue it with "
+                             "--resume, or pick a new --run name")
+    return run, config
+
+
+def _provider(config: RunConfig, args):
+    if config.model == OfflineProvider.name:
+        return OfflineProvider(SOLUTIONS_DIR)
+    # The stored base URL has credentials removed: take the real one from the flag or environment.
+    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL") or config.base_url
+    key = os.environ.get("OPENAI_API_KEY")
+    if not key:
+        if not base_url or "api.openai.com" in base_url:
+            raise UsageError("OPENAI_API_KEY is not set; export it, or pass --base-url for a local server "
+                             "that needs no key")
+        key = PLACEHOLDER_KEY
+    return OpenAIProvider(config.model, base_url=base_url, api_key=key, concurrency=args.concurrency,
+                          timeout_s=args.request_timeout, retry=RetryPolicy(max_retries=args.max_retries))
+
+
+def _generate(args, evaluate_turns: bool):
+    """Shared by `run` and `generate`: returns the run name, the loop's outcomes and the store path."""
     device = discover(args.target)
-    selector = args.problems or DEFAULT_SET[device.target]
-    chosen = problem_index.select(selector, _root(args))
-    jobs, missing = reference_jobs(chosen)
-    for problem in missing:
-        err.print(f"[yellow]skipped[/] {escape(problem.id)}: no solutions/reference/{escape(problem.id)}.py")
-    if not jobs:
-        raise UsageError(f"none of the {len(chosen)} problems selected by {selector!r} has a reference solution "
-                         "in solutions/reference/")
-    run, results = _run_jobs(args, jobs, device, "run", f"reference-{device.target}")
+    settings = _settings(args)
+    if args.run and not RUN_NAME.match(args.run):
+        raise UsageError(f"bad run name {args.run!r}: use letters, digits, '.', '_' and '-' (it names a folder)")
+    with Store(settings.db) as store:
+        run, config = _run_config(args, device, store, args.run)
+        provider = _provider(config, args)
+        problems = problem_index.select(config.problems, _root(args))
+        if isinstance(provider, OfflineProvider):
+            for problem in [p for p in problems if provider.source_path(p) is None]:
+                err.print(f"[yellow]skipped[/] {escape(problem.id)}: no solutions/reference/{escape(problem.id)}.py")
+            problems = [p for p in problems if provider.source_path(p) is not None]
+            if not problems:
+                raise UsageError(f"none of the problems selected by {config.problems!r} has a reference solution "
+                                 "in solutions/reference/ (pass --model to ask a model instead)")
+        prompts = Prompts(device.target, Path(config.prompts_dir) if config.prompts_dir else None)
+        err.print(f"[dim]run {run}: {escape(config.model)}"
+                  + (f" at {escape(config.base_url)}" if config.base_url else "")
+                  + f", {len(problems)} problems x {config.samples} samples x "
+                  f"{config.turns if evaluate_turns else 1} turns, target {device.target} on {escape(device.name)}; "
+                  f"results in {settings.db}[/]")
+        facts = gather(device)
+        prices = (args.price_in, args.price_out) if args.price_in is not None or args.price_out is not None else None
+        with LoopConsoleEvents(len(problems), config.samples, config.turns, prices) as events:
+            loop = Loop(run=run, config=config, provider=provider, prompts=prompts, facts=facts, device=device,
+                        settings=settings, store=store, solutions_dir=_solutions_dir(args),
+                        use_cache=not args.no_cache, events=events)
+            outcomes = asyncio.run(_go(loop, provider, problems, evaluate_turns))
+        usage = store.usage(run)
+        err.print(f"[dim]{usage.requests} answers ({usage.cached} from the response cache), "
+                  f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens"
+                  + (f" ({usage.reasoning_tokens:,} reasoning)" if usage.reasoning_tokens else "")
+                  + (f", cost {format_cost(usage, prices)}" if prices else "") + "[/]")
+        return run, outcomes, store.results(run) if evaluate_turns else []
+
+
+async def _go(loop: Loop, provider, problems, evaluate_turns: bool):
+    try:
+        return await loop.go(problems, evaluate_turns=evaluate_turns)
+    finally:
+        await provider.close()
+
+
+def _solutions_dir(args) -> Path:
+    return Path(args.solutions_dir or os.environ.get("HARNESS_SOLUTIONS_DIR") or "solutions").resolve()
+
+
+def cmd_run(args) -> int:
+    run, _, results = _generate(args, evaluate_turns=True)
     show_board(leaderboard(run, results), args.json)
+    return 0
+
+
+def cmd_generate(args) -> int:
+    run, outcomes, _ = _generate(args, evaluate_turns=False)
+    if args.json:
+        for outcome in outcomes:
+            emit_json({"run": run, **outcome.summary()})
+        return 0
+    table = Table(title=f"run {escape(run)}", title_justify="left")
+    for name in ("problem", "sample", "candidate", "tokens"):
+        table.add_column(name)
+    for o in outcomes:
+        table.add_row(escape(o.problem.id), str(o.sample),
+                      escape(o.candidate.path) if o.candidate else f"[dim]no_code: {escape(o.reason or '')}[/]",
+                      str(o.completion.usage.prompt_tokens + o.completion.usage.completion_tokens)
+                      + (" (cached)" if o.completion.cached else ""))
+    out.print(table)
     return 0
 
 
@@ -226,10 +394,11 @@ def cmd_runs(args) -> int:
         emit_json([r.__dict__ for r in runs])
         return 0
     table = Table()
-    for name in ("run", "created", "kind", "target", "device", "evaluations"):
+    for name in ("run", "created", "kind", "model", "target", "device", "evaluations", "answers", "tokens"):
         table.add_column(name)
     for r in runs:
-        table.add_row(escape(r.name), r.created_at, r.kind, r.target, escape(r.device_name), str(r.evaluations))
+        table.add_row(escape(r.name), r.created_at, r.kind, escape(r.model or "-"), r.target, escape(r.device_name),
+                      str(r.evaluations), str(r.requests), f"{r.tokens:,}")
     out.print(table)
     return 0
 
@@ -298,12 +467,66 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("candidates", nargs="+", metavar="CANDIDATE.py")
     ev.set_defaults(func=cmd_eval)
 
-    run = sub.add_parser("run", parents=[eval_opts], help="the main job: evaluate solutions over a problem set",
-                         description="Evaluate solutions/reference/ over a problem set (default: level1 on cuda, "
-                                     "cpu on cpu) and print the leaderboard.")
+    model_opts = argparse.ArgumentParser(add_help=False)
+    group = model_opts.add_argument_group(
+        "model", "Without --model, an offline provider answers every problem with its solutions/reference/ file. "
+                 "The key comes from OPENAI_API_KEY (never passed to candidates, never stored).")
+    group.add_argument("--model", metavar="NAME", help="model name as the server knows it")
+    group.add_argument("--base-url", metavar="URL",
+                       help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 for vLLM "
+                            "(default: $OPENAI_BASE_URL, else the OpenAI API)")
+    group.add_argument("--samples", type=_positive(int), metavar="N", help="independent conversations per problem (1)")
+    group.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (server default)")
+    group.add_argument("--top-p", type=float, metavar="P", help="nucleus sampling (server default)")
+    group.add_argument("--max-tokens", type=_positive(int), metavar="N", help="completion token cap")
+    group.add_argument("--max-completion-tokens", type=_positive(int), metavar="N",
+                       help="token cap including reasoning (reasoning models)")
+    group.add_argument("--reasoning-effort", choices=("minimal", "low", "medium", "high"),
+                       help="reasoning effort (reasoning models)")
+    group.add_argument("--concurrency", type=_positive(int), default=8, metavar="N",
+                       help="requests in flight at once (8)")
+    group.add_argument("--request-timeout", type=_positive(float), default=600.0, metavar="S",
+                       help="seconds per request before it is retried (600)")
+    group.add_argument("--max-retries", type=int, default=6, metavar="N",
+                       help="retries on 429 (honouring Retry-After), 5xx, timeouts and dropped connections, "
+                            "with exponential backoff and jitter (6)")
+    group.add_argument("--no-cache", action="store_true",
+                       help="ask again even if an identical request (model, messages, sampling, sample) was answered")
+    group.add_argument("--prompts-dir", metavar="DIR",
+                       help="your own templates: DIR/<target>/{system,first_turn,feedback}.j2 and "
+                            "example_{problem,solution}.py (default: prompts/)")
+    group.add_argument("--solutions-dir", metavar="DIR",
+                       help="where candidates are written, as DIR/<run>/<problem id>/sampleS_turnT.py "
+                            "(default: ./solutions, or $HARNESS_SOLUTIONS_DIR)")
+    group.add_argument("--price-in", type=float, metavar="USD", help="price per million prompt tokens, for the cost")
+    group.add_argument("--price-out", type=float, metavar="USD", help="price per million completion tokens")
+    group.add_argument("--resume", action="store_true",
+                       help="continue the latest run (or --run NAME) with its stored settings; rerunning the same "
+                            "--run does the same: stored turns are replayed, never asked again")
+
+    run = sub.add_parser(
+        "run", parents=[eval_opts, model_opts], help="the main job: generate, evaluate, feed back, report",
+        description="For every selected problem (default: level1 on cuda, cpu on cpu), ask the model for a ModelNew, "
+                    "build, check and time it, send the result back as the next turn (--turns), store every turn, "
+                    "and print the leaderboard of the best correct candidate per problem. With no --model, the "
+                    "answers are the hand-written solutions/reference/ files.")
     run.add_argument("--problems", metavar="SELECTOR",
                      help="comma-separated sets (level1, cpu), directories, ids or .py paths")
+    run.add_argument("--problem", action="append", metavar="ID_OR_PATH", help="one problem (repeatable)")
+    run.add_argument("--turns", type=_positive(int), metavar="K",
+                     help="turns per conversation: feedback rounds + 1 (1)")
     run.set_defaults(func=cmd_run)
+
+    gen = sub.add_parser(
+        "generate", parents=[eval_opts, model_opts], help="only ask the model: write candidates, evaluate nothing",
+        description="Ask the model once per problem and sample; write each extracted candidate to "
+                    "SOLUTIONS_DIR/<run>/<problem id>/ and store the prompt and the completion. "
+                    "--json prints one object per sample: run, problem, sample, turn, status (generated or "
+                    "no_code), candidate (path or null), reason, tokens.")
+    gen.add_argument("--problems", metavar="SELECTOR",
+                     help="comma-separated sets (level1, cpu), directories, ids or .py paths")
+    gen.add_argument("--problem", action="append", metavar="ID_OR_PATH", help="one problem (repeatable)")
+    gen.set_defaults(func=cmd_generate)
 
     rep = sub.add_parser("report", parents=[store_opts], help="leaderboard of a stored run",
                          description="Per-problem best speedups and the run summary (compile rate, correctness, "
@@ -322,13 +545,21 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (UsageError, ProblemError, CandidateError, DeviceError, StoreError) as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+    except (UsageError, ProblemError, CandidateError, DeviceError, StoreError, PromptError, FactsError,
+            ProviderConfigError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
+    except ProviderError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        if args.command in ("run", "generate"):
+            err.print("what was finished is stored; continue with the same command and --run, or with --resume",
+                      soft_wrap=True)
+        return 1
     except ValidationError as exc:
         first = exc.errors()[0]
         err.print(f"[red]error:[/] bad setting {'.'.join(map(str, first['loc']))}: {escape(first['msg'])}")
         return 2
     except KeyboardInterrupt:
-        err.print("[red]interrupted[/]: results finished so far are in the store")
+        err.print("[red]interrupted[/]: results finished so far are in the store"
+                  + ("; continue with --resume" if args.command in ("run", "generate") else ""))
         return 130

@@ -31,14 +31,6 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def reference_solution(problem: Problem) -> Path | None:
-    """solutions/reference/<problem id>.py, if the problem lives under problems/ and has one."""
-    if problem.id.endswith(".py"):
-        return None
-    path = SOLUTIONS_DIR / f"{problem.id}.py"
-    return path if path.is_file() else None
-
-
 class Events:
     """Progress callbacks; the CLI draws bars and lines from them, tests ignore them."""
 
@@ -48,19 +40,22 @@ class Events:
 
 
 def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: Store, run: str,
-             kind: str, model: str | None = None, events: Events | None = None) -> list[EvalResult]:
-    """Evaluate every job, reusing stored results unless settings.force; every result is stored."""
+             kind: str, model: str | None = None, events: Events | None = None) -> list[tuple[int, EvalResult]]:
+    """Evaluate every job, reusing stored results unless settings.force; every result is stored.
+
+    Returns (evaluation row id, result) per job, in order.
+    """
     events = events or Events()
     store.ensure_run(run, kind=kind, target=device.target, device_name=device.name, model=model)
-    results: dict[int, EvalResult] = {}
+    results: dict[int, tuple[int, EvalResult]] = {}
     pending: list[int] = []
     problem_sources = {path: Path(path).read_text() for path in {job.problem.path for job in jobs}}
 
     def record(index: int, result: EvalResult, reused_from: int | None = None) -> None:
         job = jobs[index]
-        store.add(run, result, candidate_source=job.candidate.source,
-                  problem_source=problem_sources[job.problem.path], reused_from=reused_from)
-        results[index] = result
+        row_id = store.add(run, result, candidate_source=job.candidate.source,
+                           problem_source=problem_sources[job.problem.path], reused_from=reused_from)
+        results[index] = (row_id, result)
         events.evaluated(result)
 
     for index, job in enumerate(jobs):
@@ -86,16 +81,3 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
 
 def candidate_jobs(problem: Problem, paths: list[str]) -> list[Job]:
     return [Job(problem, load_candidate(p)) for p in paths]
-
-
-def reference_jobs(problems: list[Problem]) -> tuple[list[Job], list[Problem]]:
-    """One job per problem that has a reference solution; and the problems that have none."""
-    jobs, missing = [], []
-    for problem in problems:
-        path = reference_solution(problem)
-        if path is None:
-            missing.append(problem)
-        else:
-            jobs.append(Job(problem, load_candidate(display_path(path))))
-    return jobs, missing
-

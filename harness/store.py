@@ -2,6 +2,8 @@
 
 Schema version lives in PRAGMA user_version. Sources (candidates and problems) and build logs are
 stored once by hash; each evaluation row belongs to a run and keeps its full EvalResult as JSON.
+`completions` is the response cache (and the record of every prompt and answer); `turns` ties a run's
+conversations together: which completion, which candidate, which evaluation, at each turn.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .types import PROTOCOL_VERSION, EvalResult
+from .types import PROTOCOL_VERSION, Completion, CompletionRequest, EvalResult, Usage
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -23,7 +25,8 @@ CREATE TABLE IF NOT EXISTS runs (
     kind TEXT NOT NULL,            -- 'eval' or 'run'
     target TEXT NOT NULL,
     device_name TEXT NOT NULL,
-    model TEXT                     -- the model that wrote the candidates; NULL for files / references
+    model TEXT,                    -- the model that wrote the candidates, NULL for files
+    config TEXT                    -- JSON: how the run generates (model, sampling, turns, ...), NULL for eval
 );
 CREATE TABLE IF NOT EXISTS sources (
     sha256 TEXT PRIMARY KEY,
@@ -65,6 +68,33 @@ CREATE INDEX IF NOT EXISTS evaluations_identity
 CREATE INDEX IF NOT EXISTS evaluations_run ON evaluations (run);
 """
 
+CONVERSATIONS = """
+CREATE TABLE IF NOT EXISTS completions (
+    key TEXT PRIMARY KEY,          -- CompletionRequest.key: model, messages, sampling, sample index
+    model TEXT NOT NULL,
+    request_json TEXT NOT NULL,    -- the CompletionRequest (no key, no URL credentials)
+    completion_json TEXT NOT NULL, -- the Completion: text, finish_reason, usage, attempts, ...
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS turns (
+    run TEXT NOT NULL REFERENCES runs(name),
+    problem_id TEXT NOT NULL,
+    sample INTEGER NOT NULL,
+    turn INTEGER NOT NULL,
+    completion_key TEXT NOT NULL REFERENCES completions(key),
+    cached INTEGER NOT NULL,       -- 1: the answer came from the response cache (not paid by this run)
+    candidate_sha256 TEXT REFERENCES sources(sha256),  -- NULL when nothing could be extracted
+    candidate_path TEXT,
+    reason TEXT,                   -- why nothing was extracted
+    evaluation_id INTEGER REFERENCES evaluations(id),  -- NULL until evaluated
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (run, problem_id, sample, turn)
+);
+"""
+
+# Version 1 predates the LLM loop: it lacks the run config and the conversation tables.
+MIGRATE_1_TO_2 = "ALTER TABLE runs ADD COLUMN config TEXT;\n" + CONVERSATIONS
+
 
 class StoreError(RuntimeError):
     """The results database cannot be used."""
@@ -79,6 +109,37 @@ class RunInfo:
     device_name: str
     model: str | None
     evaluations: int
+    requests: int       # model answers used by the run (from the cache or not)
+    tokens: int         # their prompt + completion tokens
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    problem_id: str
+    sample: int
+    turn: int
+    completion_key: str
+    cached: bool
+    candidate_sha256: str | None
+    candidate_path: str | None
+    reason: str | None
+    evaluation_id: int | None
+    completion: Completion
+    candidate_source: str | None
+
+
+@dataclass(frozen=True)
+class RunUsage:
+    requests: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def plus(self, usage: Usage, *, cached: bool) -> RunUsage:
+        return RunUsage(self.requests + 1, self.cached + cached, self.prompt_tokens + usage.prompt_tokens,
+                        self.completion_tokens + usage.completion_tokens,
+                        self.reasoning_tokens + usage.reasoning_tokens)
 
 
 def _now() -> str:
@@ -93,14 +154,28 @@ class Store:
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA foreign_keys=ON")
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            self._upgrade()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a usable SQLite database ({exc})") from None
-        if version > SCHEMA_VERSION:
-            raise StoreError(f"{self.path}: schema version {version} is newer than this harness "
-                             f"understands ({SCHEMA_VERSION}); upgrade kernel-harness")
-        if version == 0:
-            self.db.executescript(f"BEGIN;\n{SCHEMA}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;")
+
+    def _upgrade(self) -> None:
+        """Create or migrate the schema, under a write lock so concurrent openers do it once."""
+        if self.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"{self.path}: schema version {version} is newer than this harness "
+                                 f"understands ({SCHEMA_VERSION}); upgrade kernel-harness")
+            script = {0: SCHEMA + CONVERSATIONS, 1: MIGRATE_1_TO_2}.get(version, "")
+            for statement in filter(str.strip, script.split(";")):
+                self.db.execute(statement)
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         self.db.close()
@@ -113,9 +188,39 @@ class Store:
 
     # ---- writing ----
 
-    def ensure_run(self, name: str, *, kind: str, target: str, device_name: str, model: str | None = None) -> None:
-        self.db.execute("INSERT OR IGNORE INTO runs (name, created_at, kind, target, device_name, model) "
-                        "VALUES (?, ?, ?, ?, ?, ?)", (name, _now(), kind, target, device_name, model))
+    def ensure_run(self, name: str, *, kind: str, target: str, device_name: str, model: str | None = None,
+                   config: str | None = None) -> None:
+        """Create the run, or update its config (a resumed run may add problems, samples or turns)."""
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute("INSERT OR IGNORE INTO runs (name, created_at, kind, target, device_name, model, config) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)", (name, _now(), kind, target, device_name, model, config))
+            if config is not None:
+                self.db.execute("UPDATE runs SET config = ? WHERE name = ?", (config, name))
+
+    def add_completion(self, request: CompletionRequest, completion: Completion) -> None:
+        """Record a paid answer (it also serves as the response cache)."""
+        self.db.execute("INSERT OR REPLACE INTO completions (key, model, request_json, completion_json, created_at) "
+                        "VALUES (?, ?, ?, ?, ?)", (request.key, request.model, request.model_dump_json(),
+                                                   completion.model_dump_json(), _now()))
+
+    def add_turn(self, run: str, problem_id: str, sample: int, turn: int, *, completion_key: str, cached: bool,
+                 candidate_source: str | None, candidate_sha256: str | None, candidate_path: str | None,
+                 reason: str | None) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            if candidate_source is not None:
+                self.db.execute("INSERT OR IGNORE INTO sources (sha256, text) VALUES (?, ?)",
+                                (candidate_sha256, candidate_source))
+            self.db.execute(
+                "INSERT OR REPLACE INTO turns (run, problem_id, sample, turn, completion_key, cached, "
+                "candidate_sha256, candidate_path, reason, evaluation_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                (run, problem_id, sample, turn, completion_key, int(cached), candidate_sha256, candidate_path,
+                 reason, _now()))
+
+    def set_turn_evaluation(self, run: str, problem_id: str, sample: int, turn: int, evaluation_id: int) -> None:
+        self.db.execute("UPDATE turns SET evaluation_id = ? "
+                        "WHERE run = ? AND problem_id = ? AND sample = ? AND turn = ?", (evaluation_id, run, problem_id, sample, turn))
 
     def add(self, run: str, result: EvalResult, *, candidate_source: str, problem_source: str,
             reused_from: int | None = None) -> int:
@@ -162,10 +267,46 @@ class Store:
             result = result.model_copy(update={"build": result.build.model_copy(update={"log": log})})
         return result
 
+    def completion(self, key: str) -> Completion | None:
+        row = self.db.execute("SELECT completion_json FROM completions WHERE key = ?", (key,)).fetchone()
+        return Completion.model_validate_json(row[0]) if row else None
+
+    def turns(self, run: str) -> dict[tuple[str, int, int], TurnRecord]:
+        """The run's turns by (problem id, sample, turn)."""
+        rows = self.db.execute(
+            "SELECT t.problem_id, t.sample, t.turn, t.completion_key, t.cached, t.candidate_sha256, t.candidate_path, "
+            "t.reason, t.evaluation_id, c.completion_json, s.text FROM turns t "
+            "JOIN completions c ON c.key = t.completion_key LEFT JOIN sources s ON s.sha256 = t.candidate_sha256 "
+            "WHERE t.run = ?", (run,))
+        return {(r[0], r[1], r[2]): TurnRecord(*r[:9], Completion.model_validate_json(r[9]), r[10]) for r in rows}
+
+    def evaluation(self, evaluation_id: int) -> EvalResult:
+        row = self.db.execute("SELECT e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
+                              "WHERE e.id = ?", (evaluation_id,)).fetchone()
+        return self._load(*row)
+
+    def run_config(self, name: str) -> str | None:
+        row = self.db.execute("SELECT config FROM runs WHERE name = ?", (name,)).fetchone()
+        return row[0] if row else None
+
+    def usage(self, run: str) -> RunUsage:
+        """Requests and tokens of a run's turns; `paid` excludes answers served from the cache."""
+        totals = RunUsage()
+        for cached, completion_json in self.db.execute(
+                "SELECT t.cached, c.completion_json FROM turns t JOIN completions c ON c.key = t.completion_key "
+                "WHERE t.run = ?", (run,)):
+            totals = totals.plus(Completion.model_validate_json(completion_json).usage, cached=bool(cached))
+        return totals
+
     def runs(self) -> list[RunInfo]:
         rows = self.db.execute(
-            "SELECT r.name, r.created_at, r.kind, r.target, r.device_name, r.model, COUNT(e.id) "
-            "FROM runs r LEFT JOIN evaluations e ON e.run = r.name GROUP BY r.name ORDER BY r.created_at, r.rowid")
+            "SELECT r.name, r.created_at, r.kind, r.target, r.device_name, r.model, "
+            "(SELECT COUNT(*) FROM evaluations e WHERE e.run = r.name), "
+            "(SELECT COUNT(*) FROM turns t WHERE t.run = r.name), "
+            "(SELECT COALESCE(SUM(json_extract(c.completion_json, '$.usage.prompt_tokens') "
+            "   + json_extract(c.completion_json, '$.usage.completion_tokens')), 0) "
+            "   FROM turns t JOIN completions c ON c.key = t.completion_key WHERE t.run = r.name) "
+            "FROM runs r ORDER BY r.created_at, r.rowid")
         return [RunInfo(*row) for row in rows]
 
     def results(self, run: str) -> list[EvalResult]:

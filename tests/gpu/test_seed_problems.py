@@ -32,7 +32,7 @@ def results(tmp_path_factory):
     settings = load_settings(results_dir=tmp_path_factory.mktemp("results"), timing={"budget_s": 3.0})
     with Store(settings.db) as store:
         out = evaluate(jobs, device=discover("cuda"), settings=settings, store=store, run="gpu", kind="eval")
-    return {(r.problem_id, r.candidate_path): r for r in out}
+    return {(r.problem_id, r.candidate_path): r for _, r in out}
 
 
 @pytest.mark.parametrize("problem_id", SEEDS)

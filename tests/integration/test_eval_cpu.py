@@ -106,7 +106,7 @@ def test_children_never_see_secrets(first_run, results_dir):
 def test_store_keeps_everything(first_run, results_dir):
     with sqlite3.connect(results_dir / "harness.db") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
         rows = db.execute(
             "SELECT e.candidate_path, e.status, e.device_name, e.torch_version, e.protocol_version, "
             "e.problem_sha256, s.text FROM evaluations e JOIN sources s ON s.sha256 = e.candidate_sha256 "

@@ -51,3 +51,50 @@ def test_garbage_file_is_refused(tmp_path):
     (tmp_path / "h.db").write_bytes(b"not a database at all" * 100)
     with pytest.raises(StoreError, match="not a usable SQLite database"):
         Store(tmp_path / "h.db")
+
+
+def v1_schema() -> str:
+    """Version 1 as released: today's core tables, without the run config column."""
+    from harness import store
+    lines = [line for line in store.SCHEMA.splitlines() if not line.strip().startswith("config TEXT")]
+    schema = "\n".join(lines).replace("model TEXT,", "model TEXT")
+    return schema + """
+INSERT INTO runs VALUES ('old', '2026-11-22T00:00:00+00:00', 'eval', 'cpu', 'CPU', NULL);
+PRAGMA user_version = 1;
+"""
+
+
+def test_a_version_1_database_is_migrated_in_place(tmp_path):
+    db = sqlite3.connect(tmp_path / "h.db")
+    db.executescript(v1_schema())
+    db.close()
+    with Store(tmp_path / "h.db") as store:
+        assert [r.name for r in store.runs()] == ["old"]
+        assert store.run_config("old") is None and store.turns("old") == {}
+    db = sqlite3.connect(tmp_path / "h.db")
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"completions", "turns"} <= tables
+
+
+def test_completions_and_turns(tmp_path):
+    from harness.types import Completion, CompletionRequest, Usage
+    request = CompletionRequest(model="m", messages=({"role": "user", "content": "hi"},), sample=1)
+    completion = Completion(text="```python\nclass ModelNew: ...\n```", usage=Usage(prompt_tokens=10,
+                                                                                   completion_tokens=5))
+    with Store(tmp_path / "h.db") as store:
+        assert store.completion(request.key) is None
+        store.add_completion(request, completion)
+        assert store.completion(request.key) == completion
+        store.ensure_run("r", kind="run", target="cpu", device_name="CPU", model="m", config='{"a": 1}')
+        store.add_turn("r", "cpu/relu", 1, 1, completion_key=request.key, cached=False, candidate_source="SRC",
+                       candidate_sha256="s" * 64, candidate_path="x.py", reason=None)
+        eid = store.add("r", result(), candidate_source="SRC", problem_source="PROB")
+        store.set_turn_evaluation("r", "cpu/relu", 1, 1, eid)
+        (turn,) = store.turns("r").values()
+        assert (turn.candidate_source, turn.evaluation_id, turn.completion) == ("SRC", eid, completion)
+        assert store.usage("r").prompt_tokens == 10 and store.usage("r").requests == 1
+        (run,) = store.runs()
+        assert (run.requests, run.tokens, run.model) == (1, 15, "m")
+        store.ensure_run("r", kind="run", target="cpu", device_name="CPU", model="m", config='{"a": 2}')
+        assert store.run_config("r") == '{"a": 2}'

@@ -1,0 +1,33 @@
+"""What the CUDA prompt teaches must itself be right: the worked example builds, is correct, and the
+GPU facts the prompt quotes are queried from the device. Needs a GPU: `pytest -m gpu`."""
+import pytest
+
+from harness.config import load_settings
+from harness.device import discover, visible_gpus
+from harness.executor import Job
+from harness.facts import gather
+from harness.problems import parse_problem
+from harness.runner import evaluate
+from harness.static import load_candidate
+from harness.store import Store
+from tests.conftest import REPO
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not visible_gpus(), reason="needs an NVIDIA GPU")]
+
+
+def test_worked_cuda_example_is_correct(tmp_path):
+    problem = parse_problem(REPO / "prompts" / "cuda" / "example_problem.py")
+    job = Job(problem, load_candidate(str(REPO / "prompts" / "cuda" / "example_solution.py")))
+    settings = load_settings(results_dir=tmp_path, timing={"budget_s": 3.0})
+    with Store(settings.db) as store:
+        ((_, result),) = evaluate([job], device=discover("cuda"), settings=settings, store=store, run="ex", kind="eval")
+    print(f"\nexample: {result.status}, {result.runtime_ms} ms vs {result.ref_runtime_ms} ms, "
+          f"build {result.build.duration_s:.1f} s")
+    assert result.status == "correct", result.error
+
+
+def test_gpu_facts_come_from_the_device():
+    facts = gather(discover("cuda"))
+    print(f"\n{facts.model_dump()}")
+    assert facts.sm_count and facts.sm_count > 0 and facts.compute_capability
+    assert facts.memory_gb and facts.memory_gb > 1 and facts.l2_cache_mb and facts.l2_cache_mb > 0

@@ -1,0 +1,76 @@
+from pathlib import Path
+
+import pytest
+
+from harness import problems
+from harness.prompts import DEFAULT_DIR, PromptError, Prompts
+from harness.types import BuildResult, CheckResult, EvalResult, TargetFacts, Timing
+from tests.conftest import REPO
+
+GPU = TargetFacts(target="cuda", name="NVIDIA H100 80GB HBM3", compute_capability="9.0", sm_count=132,
+                  memory_gb=85.0, l2_cache_mb=50.0, bandwidth_gbs=3350, peak_tflops={"bf16": 989, "fp32": 67})
+CPU = TargetFacts(target="cpu", name="AMD EPYC", cores=2, vector_isa="AVX2 + FMA (256-bit)", memory_gb=24.0)
+
+
+def result(status, **fields):
+    return EvalResult(problem_id="cpu/relu", problem_sha256="0" * 64, candidate_path=None, candidate_sha256="1" * 64,
+                      target="cpu", device_name="cpu", torch_version="x", status=status, **fields)
+
+
+def test_first_turn_holds_task_reference_facts_and_example():
+    problem = problems.resolve("level1/reverse_cumsum", REPO / "problems")
+    system, user = Prompts("cuda").first_messages(problem, GPU)
+    assert system["role"] == "system" and "CUDA" in system["content"]
+    text = user["content"]
+    assert "Problem `level1/reverse_cumsum`" in text
+    assert Path(problem.path).read_text() in text
+    for fact in ("H100", "compute capability 9.0", "132 streaming multiprocessors", "3350 GB/s", "50.0 MB",
+                 "bf16 989"):
+        assert fact in text, fact
+    assert "no_implicit_headers=True" in text and "class ModelNew" in text and "torch/extension.h" in text
+    assert "no fallback" in text
+
+
+def test_cpu_first_turn_has_cpu_facts():
+    problem = problems.resolve("cpu/relu", REPO / "problems")
+    _, user = Prompts("cpu").first_messages(problem, CPU)
+    assert "2 cores" in user["content"] and "AVX2" in user["content"] and "at::parallel_for" in user["content"]
+
+
+def test_feedback_for_each_outcome():
+    prompts = Prompts("cpu")
+    log = "main.cpp:5:5: error: expected ';' before 'return'\n    5 |     return out;\n      |     ^~~~~~\nninja: x\n"
+    build = BuildResult(status="compile_error", build_sha256="2" * 64, directory="/d", duration_s=1.0, log=log,
+                        error="expected ';'")
+    text = prompts.feedback(result("compile_error", error="expected ';'", build=build), turns_left=1)["content"]
+    assert "did not build" in text and "error: expected ';' before 'return'" in text and "^~~~~~" in text
+    assert "last attempt" in text
+
+    check = CheckResult(status="incorrect", trials=1, max_abs_err=0.5, max_rel_err=0.25, mismatch_fraction=0.125,
+                        atol=1e-4, rtol=1e-4, message="values differ")
+    text = prompts.feedback(result("incorrect", check=check, error="values differ"), turns_left=3)["content"]
+    assert "values differ" in text and "0.5" in text and "12.5%" in text and "last attempt" not in text
+
+    t = Timing(median_ms=2.0, mean_ms=2.0, std_ms=0.1, min_ms=1.9, n=10, rse=0.01)
+    r = Timing(median_ms=5.0, mean_ms=5.0, std_ms=0.1, min_ms=4.9, n=10, rse=0.01)
+    text = prompts.feedback(result("correct", runtime=t, ref_runtime=r, speedup=2.5), turns_left=2)["content"]
+    assert "2.000 ms" in text and "5.000 ms" in text and "2.50x" in text and "faster" in text
+
+    for status in ("runtime_error", "timeout", "no_code", "rejected"):
+        text = prompts.feedback(result(status, error=f"the {status} message"), turns_left=2)["content"]
+        assert f"the {status} message" in text
+
+
+def test_user_prompt_dir_is_validated_and_strict(tmp_path):
+    with pytest.raises(PromptError, match="lacks cpu/system.j2"):
+        Prompts("cpu", tmp_path)
+    (tmp_path / "cpu").mkdir()
+    for name in ("example_problem.py", "example_solution.py", "feedback.j2", "first_turn.j2"):
+        (tmp_path / "cpu" / name).write_text((DEFAULT_DIR / "cpu" / name).read_text())
+    (tmp_path / "common").mkdir()
+    for name in ("facts.j2", "feedback.j2"):
+        (tmp_path / "common" / name).write_text((DEFAULT_DIR / "common" / name).read_text())
+    (tmp_path / "cpu" / "system.j2").write_text("You write {{ langauge }} kernels.")  # a typo
+    problem = problems.resolve("cpu/relu", REPO / "problems")
+    with pytest.raises(PromptError, match="system.j2.*langauge"):
+        Prompts("cpu", tmp_path).first_messages(problem, CPU)
