@@ -118,11 +118,10 @@ class LoopConsoleEvents(ConsoleEvents, LoopEvents):
 
 
 def format_cost(usage: RunUsage, prices: tuple[float, float] | None) -> str:
+    """What the run's answers cost at these prices (USD per million prompt / completion tokens)."""
     if not prices:
         return "-"
-    paid_share = 1 - usage.cached / usage.requests if usage.requests else 1
-    cost = (usage.prompt_tokens * prices[0] + usage.completion_tokens * prices[1]) / 1e6
-    return f"${cost * paid_share:,.4f}"
+    return f"${(usage.prompt_tokens * prices[0] + usage.completion_tokens * prices[1]) / 1e6:,.4f}"
 
 
 # ---- output ----
@@ -292,7 +291,7 @@ def _provider(config: RunConfig, args):
 
 
 def _generate(args, evaluate_turns: bool):
-    """Shared by `run` and `generate`: returns the run name, the loop's outcomes and the store path."""
+    """Shared by `run` and `generate`: the run name, the loop's outcomes, and the run's stored results."""
     device = discover(args.target)
     settings = _settings(args)
     if args.run and not RUN_NAME.match(args.run):
@@ -313,9 +312,9 @@ def _generate(args, evaluate_turns: bool):
                   + (f" at {escape(config.base_url)}" if config.base_url else "")
                   + f", {len(problems)} problems x {config.samples} samples x "
                   f"{config.turns if evaluate_turns else 1} turns, target {device.target} on {escape(device.name)}; "
-                  f"results in {settings.db}[/]")
+                  f"results in {settings.db}[/]", soft_wrap=True)
         facts = gather(device)
-        prices = (args.price_in, args.price_out) if args.price_in is not None or args.price_out is not None else None
+        prices = (args.price_in or 0.0, args.price_out or 0.0) if args.price_in or args.price_out else None
         with LoopConsoleEvents(len(problems), config.samples, config.turns, prices) as events:
             loop = Loop(run=run, config=config, provider=provider, prompts=prompts, facts=facts, device=device,
                         settings=settings, store=store, solutions_dir=_solutions_dir(args),
@@ -325,7 +324,7 @@ def _generate(args, evaluate_turns: bool):
         err.print(f"[dim]{usage.requests} answers ({usage.cached} from the response cache), "
                   f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens"
                   + (f" ({usage.reasoning_tokens:,} reasoning)" if usage.reasoning_tokens else "")
-                  + (f", cost {format_cost(usage, prices)}" if prices else "") + "[/]")
+                  + (f", cost {format_cost(usage, prices)}" if prices else "") + "[/]", soft_wrap=True)
         return run, outcomes, store.results(run) if evaluate_turns else []
 
 

@@ -49,10 +49,11 @@ def test_no_key_for_the_openai_api(results):
 
 def test_a_local_server_needs_no_key(results):
     with FakeOpenAI(lambda body: "no code today") as server:
-        proc = generate(results, "--model", "m", "--base-url", server.base_url, "--json")
+        proc = generate(results, "--model", "m", "--base-url", server.base_url, "--json", "--price-out", "10")
     assert proc.returncode == 0, proc.stderr
     assert server.authorization == ["Bearer no-key"]
     assert '"status": "no_code"' in proc.stdout
+    assert "1 answers (0 from the response cache)" in proc.stderr and "cost $0.0000" in proc.stderr
 
 
 @pytest.mark.parametrize("args, message", [
