@@ -66,13 +66,20 @@ def build_env(device: DeviceInfo, cache_dir: Path, max_jobs: int) -> dict[str, s
     return child_env(extra)
 
 
+_COMPILER_ERROR = re.compile(r"\berror\b[:(]|: error ", re.IGNORECASE)
+_EXCEPTION = re.compile(r"^[A-Za-z_.]*(Error|Exception)\b")
+_EXT_DIR = re.compile(r"\S*/ext\d+_[^/\s]*/")
+
+
+def _is_compiler_error(line: str) -> bool:
+    return bool(_COMPILER_ERROR.search(line)) and not line.lstrip().startswith(("ninja: build stopped", "FAILED:"))
+
+
 def summarize_failure(log: str) -> str:
     """The lines a user (or a model) needs: compiler errors first, else the final exception."""
     lines = log.splitlines()
-    errors = [ln.strip() for ln in lines if re.search(r"\berror\b[:(]|: error ", ln, re.IGNORECASE)
-              and not ln.lstrip().startswith(("ninja: build stopped", "FAILED:"))]
-    exception = next((ln.strip() for ln in reversed(lines)
-                      if re.match(r"^[A-Za-z_.]*(Error|Exception)\b.*", ln.strip())), "")
+    errors = [ln.strip() for ln in lines if _is_compiler_error(ln)]
+    exception = next((ln.strip() for ln in reversed(lines) if _EXCEPTION.match(ln.strip())), "")
     picked = list(dict.fromkeys(errors))[:6]
     if exception and exception not in picked:
         picked.append(exception)
@@ -81,19 +88,14 @@ def summarize_failure(log: str) -> str:
     return "\n".join(picked) if picked else tail(log, 8)
 
 
-_ERROR_LINE = re.compile(r"\berror\b[:(]|: error |^\w*(Error|Exception)\b", re.IGNORECASE)
-_EXT_DIR = re.compile(r"\S*/ext\d+_[^/\s]*/")
-
-
 def error_lines(log: str, limit: int = 40) -> str:
     """For a model: each error line with the two after it (code and caret), build paths removed."""
     lines = [_EXT_DIR.sub("", line.rstrip()) for line in log.splitlines()]
-    picked: list[int] = []
+    keep: set[int] = set()
     for i, line in enumerate(lines):
-        if _ERROR_LINE.search(line.strip()) and not line.lstrip().startswith(("ninja: build stopped", "FAILED:")):
-            picked.extend(j for j in range(i, min(i + 3, len(lines))) if j not in picked[-3:])
-    text = "\n".join(dict.fromkeys(lines[i] for i in sorted(set(picked))))
-    text = "\n".join(text.splitlines()[:limit])
+        if _is_compiler_error(line) or _EXCEPTION.match(line.strip()):
+            keep.update(range(i, min(i + 3, len(lines))))
+    text = "\n".join(list(dict.fromkeys(lines[i] for i in sorted(keep)))[:limit])
     return text or tail(log, 15)
 
 

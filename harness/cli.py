@@ -107,7 +107,7 @@ class LoopConsoleEvents(ConsoleEvents, LoopEvents):
         cost = f", {format_cost(self.usage, self.prices)}" if self.prices else ""
         return f"turn {self.turn}/{self.turns} answers ({tokens:,} tokens{cost})"
 
-    def answered(self, problem_id: str, completion: Completion, extracted: bool) -> None:
+    def answered(self, completion: Completion) -> None:
         self.usage = self.usage.plus(completion.usage, cached=completion.cached)
         self.progress.update(self.tasks["requests"], advance=1, description=self._request_label())
 

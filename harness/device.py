@@ -39,14 +39,19 @@ def visible_gpus() -> list[DeviceInfo]:
     return gpus
 
 
-def cpu_name() -> str:
+def cpuinfo(*fields: str) -> str | None:
+    """The value of the first /proc/cpuinfo line starting with one of `fields` (Linux only)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith(fields):
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def cpu_name() -> str:
+    return cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 def discover(target: Target | None = None) -> DeviceInfo:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .device import cpu_name
+from .device import cpu_name, cpuinfo
 from .isolation import child_env
 from .types import DeviceInfo, TargetFacts
 
@@ -56,16 +56,6 @@ def cuda_facts(device: DeviceInfo) -> TargetFacts:
                        bandwidth_gbs=bandwidth, peak_tflops=tflops)
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(("flags", "Features")):
-                return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
 def vector_isa(flags: set[str]) -> str | None:
     if "avx512f" in flags:
         return "AVX-512 (512-bit)"
@@ -90,7 +80,7 @@ def cpu_facts() -> TargetFacts:
         pass
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return TargetFacts(target="cpu", name=cpu_name(), cores=cores, memory_gb=memory_gb,
-                       vector_isa=vector_isa(_cpu_flags()))
+                       vector_isa=vector_isa(set((cpuinfo("flags", "Features") or "").split())))
 
 
 def gather(device: DeviceInfo) -> TargetFacts:

@@ -46,7 +46,7 @@ class RunConfig(Frozen):
 
 class LoopEvents(Events):
     def requesting(self, turn: int, count: int) -> None: ...
-    def answered(self, problem_id: str, completion: Completion, extracted: bool) -> None: ...
+    def answered(self, completion: Completion) -> None: ...
     def conversation_done(self, problem_id: str) -> None: ...
 
 
@@ -122,7 +122,7 @@ class Loop:
             candidate = (candidate_from_source(stored.candidate_source, stored.candidate_path)
                          if stored.candidate_source is not None else None)
             completion = stored.completion.model_copy(update={"cached": stored.cached})
-            self.events.answered(problem.id, completion, candidate is not None)
+            self.events.answered(completion)
             return TurnOutcome(problem, sample, turn, candidate, stored.reason, completion, stored.evaluation_id)
 
         completion = self.store.completion(request.key) if self.use_cache and self.provider.cacheable else None
@@ -130,8 +130,7 @@ class Loop:
             completion = completion.model_copy(update={"cached": True})
         else:
             completion = await self.provider.complete(request, problem)
-            if self.provider.cacheable:
-                self.store.add_completion(request, completion)
+            self.store.add_completion(request, completion)  # a cacheable provider's answers serve as the cache
         if completion.error:
             source, reason = None, f"the server refused the request: {completion.error}"
         else:
@@ -144,12 +143,10 @@ class Loop:
                 candidate = candidate_from_source(source, display_path(on_disk))
             else:
                 candidate = self._write_candidate(problem, sample, turn, source)
-        if not self.provider.cacheable:  # the turn row needs its completion on record all the same
-            self.store.add_completion(request, completion)
         self.store.add_turn(self.run, problem.id, sample, turn, completion_key=request.key, cached=completion.cached,
                             candidate_source=source, candidate_sha256=candidate.sha256 if candidate else None,
                             candidate_path=candidate.path if candidate else None, reason=reason)
-        self.events.answered(problem.id, completion, candidate is not None)
+        self.events.answered(completion)
         return TurnOutcome(problem, sample, turn, candidate, reason, completion, None)
 
     def _write_candidate(self, problem: Problem, sample: int, turn: int, source: str) -> Candidate:

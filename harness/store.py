@@ -290,7 +290,7 @@ class Store:
         return row[0] if row else None
 
     def usage(self, run: str) -> RunUsage:
-        """Requests and tokens of a run's turns; `paid` excludes answers served from the cache."""
+        """Answers used by a run's turns (how many came from the response cache) and their tokens."""
         totals = RunUsage()
         for cached, completion_json in self.db.execute(
                 "SELECT t.cached, c.completion_json FROM turns t JOIN completions c ON c.key = t.completion_key "
