@@ -24,7 +24,7 @@ STATUSES: tuple[Status, ...] = (
 BuildStatus = Literal["ok", "compile_error", "timeout"]
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: fp32 evaluations with TF32 off in cuDNN too
 
 
 class Frozen(BaseModel):

@@ -4,6 +4,7 @@ import sqlite3
 
 import pytest
 
+from harness.types import PROTOCOL_VERSION
 from tests.conftest import FIXTURES, SOLUTIONS, json_lines, run_cli
 
 PROBLEM = FIXTURES / "problems" / "relu.py"
@@ -114,7 +115,7 @@ def test_store_keeps_everything(first_run, results_dir):
         assert len(rows) == len(CANDIDATES)
         for path, status, device, torch_version, protocol, problem_sha, source in rows:
             assert source == open(path).read()
-            assert device and torch_version and protocol == 1 and len(problem_sha) == 64
+            assert device and torch_version and protocol == PROTOCOL_VERSION and len(problem_sha) == 64
         # Two candidates named their extension "relu_ext": two distinct builds.
         builds = db.execute("SELECT COUNT(DISTINCT build_sha256) FROM evaluations WHERE run = 'first' "
                             "AND candidate_path LIKE '%relu%'").fetchone()[0]
