@@ -3,6 +3,7 @@ killed with that group on timeout, output captured to a log file."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -46,7 +47,7 @@ class ChildOutcome:
         return f"child process exited with status {self.returncode}"
 
 
-def _kill_group(pid: int) -> None:
+def kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -71,16 +72,28 @@ def run_child(args: list[str], *, env: dict[str, str], timeout_s: float, log_pat
             timed_out = True
         finally:
             # Also reaps anything the child left running in its group (threads of work, daemons).
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             proc.wait()
             _running.discard(proc.pid)
     return ChildOutcome(None if timed_out else proc.returncode, timed_out, time.monotonic() - start)
 
 
+@contextlib.contextmanager
+def track(proc: subprocess.Popen):
+    """Register a child started in its own session so kill_all() reaches it; kill its group on leaving."""
+    _running.add(proc.pid)
+    try:
+        yield proc
+    finally:
+        kill_group(proc.pid)
+        proc.wait()
+        _running.discard(proc.pid)
+
+
 def kill_all() -> None:
     """Kill every running child's process group (on Ctrl-C, so worker threads stop waiting)."""
     for pid in list(_running):
-        _kill_group(pid)
+        kill_group(pid)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -1,14 +1,17 @@
 """Problem files: index them by parsing (no torch import), resolve names, select sets.
 
 A problem file defines `class Model`, `get_inputs()` and `get_init_inputs()` (returning a list).
-Optional module constants: LEVEL, TOLERANCE (atol = rtol), ATOL, RTOL, TAGS.
+Module constants the harness reads (literals): LEVEL, TAGS, TARGET, TOLERANCE (atol = rtol), ATOL,
+RTOL, MEMORY_GB, FLOPS, BYTES. README's "Adding a problem" says what each means.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import hashlib
+import operator
 import os
 import re
 from pathlib import Path
@@ -16,6 +19,9 @@ from pathlib import Path
 from .types import Problem
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+METADATA = ("LEVEL", "TAGS", "TARGET", "TOLERANCE", "ATOL", "RTOL", "MEMORY_GB", "FLOPS", "BYTES")
 
 
 class ProblemError(ValueError):
@@ -33,11 +39,33 @@ def default_root() -> Path:
     return (Path.cwd() / "problems").resolve()
 
 
-def _literal(node: ast.AST, path: Path, name: str):
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+               ast.Div: operator.truediv, ast.Pow: operator.pow, ast.Mod: operator.mod}
+
+
+def _arithmetic(node: ast.AST, known: dict[str, object]):
+    """A number from literals, earlier module constants and + - * / // % ** (FLOPS = 2 * M * N * K)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Name) and isinstance(known.get(node.id), (int, float)):
+        return known[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_arithmetic(node.operand, known)
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        return _ARITHMETIC[type(node.op)](_arithmetic(node.left, known), _arithmetic(node.right, known))
+    raise ValueError(f"line {getattr(node, 'lineno', '?')}: {ast.unparse(node)!r} is not arithmetic over numbers "
+                     "and earlier constants")
+
+
+def _literal(node: ast.AST, path: Path, name: str, known: dict[str, object]):
     try:
         return ast.literal_eval(node)
-    except ValueError as exc:
-        raise ProblemError(f"{path}: {name} must be a literal constant ({exc})") from None
+    except ValueError:
+        pass
+    try:
+        return _arithmetic(node, known)
+    except (ValueError, ArithmeticError) as exc:
+        raise ProblemError(f"{path}: {name} must be a literal or arithmetic over earlier constants ({exc})") from None
 
 
 def _is_list_expr(node: ast.AST | None) -> bool | None:
@@ -107,11 +135,15 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
         raise ProblemError(f"{path}: get_init_inputs() must return a list (e.g. `return []` or `return [dim]`)")
 
     constants: dict[str, object] = {}
+    known: dict[str, object] = {}  # numeric module constants so far, for arithmetic metadata
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
-            if name in ("LEVEL", "TOLERANCE", "ATOL", "RTOL", "TAGS"):
-                constants[name] = _literal(node.value, path, name)
+            if name in METADATA:
+                constants[name] = known[name] = _literal(node.value, path, name, known)
+            else:
+                with contextlib.suppress(ValueError, ArithmeticError, TypeError, RecursionError):
+                    known[name] = _arithmetic(node.value, known)
 
     level = None
     match = re.search(r"(?:^|/)level(\d+)(?:/|$)", problem_id(path, root))
@@ -130,6 +162,16 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
     if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
         raise ProblemError(f"{path}: TAGS must be a list of strings")
 
+    target = constants.get("TARGET", "cpu" if "cpu" in Path(problem_id(path, root)).parts[:-1] else "cuda")
+    if target not in ("cuda", "cpu"):
+        raise ProblemError(f"{path}: TARGET must be 'cuda' or 'cpu', not {target!r}")
+    numbers = {}
+    for name in ("MEMORY_GB", "FLOPS", "BYTES"):
+        value = constants.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise ProblemError(f"{path}: {name} must be a positive number")
+        numbers[name] = value if value is None or name == "MEMORY_GB" else round(value)
+
     doc = ast.get_docstring(tree) or ""
     return Problem(
         id=problem_id(path, root),
@@ -140,6 +182,10 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
         atol=float(atol) if atol is not None else None,
         rtol=float(rtol) if rtol is not None else None,
         tags=tuple(tags),
+        target=target,
+        memory_gb=None if numbers["MEMORY_GB"] is None else float(numbers["MEMORY_GB"]),
+        flops=numbers["FLOPS"],
+        bytes=numbers["BYTES"],
     )
 
 

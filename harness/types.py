@@ -41,7 +41,15 @@ class Problem(Frozen):
     description: str = Field(description="First line of the module docstring, or ''")
     atol: float | None = Field(default=None, description="Absolute tolerance override (TOLERANCE / ATOL)")
     rtol: float | None = Field(default=None, description="Relative tolerance override (TOLERANCE / RTOL)")
-    tags: tuple[str, ...] = Field(default=(), description="Free-form tags from a TAGS constant")
+    tags: tuple[str, ...] = Field(default=(), description="TAGS: the op family and memory-bound or compute-bound")
+    target: Target = Field(default="cuda", description="Where it is meant to run: cpu for files in a cpu/ folder "
+                                                       "or with TARGET = 'cpu', else cuda")
+    memory_gb: float | None = Field(default=None, description="MEMORY_GB: declared peak device memory, "
+                                                              "required above 24 GB")
+    flops: int | None = Field(default=None, description="FLOPS: minimal FLOPs, where the FLOP counter cannot "
+                                                        "count the op")
+    bytes: int | None = Field(default=None, description="BYTES: minimal bytes moved, where inputs + parameters "
+                                                        "+ outputs is not it")
 
 
 class Candidate(Frozen):
@@ -249,3 +257,27 @@ class Completion(Frozen):
     duration_s: float = Field(default=0.0, description="Wall time of the request, retries included")
     error: str | None = Field(default=None, description="Why the server refused the request (4xx), or None")
     cached: bool = Field(default=False, description="Served from the response cache, not paid again")
+
+
+class GateResult(Frozen):
+    """The quality gate's verdict on one problem (`harness problems validate`)."""
+
+    problem_id: str = Field(description="Problem id")
+    path: str = Field(description="Problem file")
+    target: Target = Field(description="Where the full gate ran (or would run, for a static check)")
+    mode: Literal["static", "full"] = Field(description="static: no device (meta tensors); full: on the target")
+    passed: bool = Field(description="No reasons to reject")
+    reasons: tuple[str, ...] = Field(default=(), description="Why the problem fails the gate, one line each")
+    warnings: tuple[str, ...] = Field(default=(), description="Worth knowing, not failing")
+    outputs: tuple[str, ...] = Field(default=(), description="dtype[shape] of each output tensor")
+    input_bytes: int | None = Field(default=None, description="Bytes of the forward inputs (float32)")
+    param_bytes: int | None = Field(default=None, description="Bytes of the Model's parameters and buffers")
+    output_bytes: int | None = Field(default=None, description="Bytes of the outputs")
+    bytes_moved: int | None = Field(default=None, description="Minimal bytes moved: BYTES, else inputs + "
+                                                              "parameters + outputs")
+    flops: int | None = Field(default=None, description="Minimal FLOPs: FLOPS, else torch's FLOP counter")
+    flops_source: Literal["declared", "counted"] | None = Field(default=None, description="Where flops comes from")
+    eager_ms: float | None = Field(default=None, description="Median time of the eager reference (full gate)")
+    peak_memory_gb: float | None = Field(default=None, description="Peak device memory of an evaluation (measured "
+                                                                   "on cuda, estimated from tensor sizes on cpu)")
+    duration_s: float = Field(default=0.0, description="Time the gate spent on this problem")

@@ -5,6 +5,8 @@ import torch.nn as nn
 BATCH = 1024
 DIM = 1024
 
+TAGS = ["activation", "memory-bound"]
+
 
 class Model(nn.Module):
     """GELU (tanh): out = 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))."""

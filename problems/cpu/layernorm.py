@@ -5,6 +5,8 @@ import torch.nn as nn
 BATCH = 4096
 HIDDEN = 1024
 
+TAGS = ["normalization", "memory-bound"]
+
 
 class Model(nn.Module):
     """LayerNorm: out = (x - mean) / sqrt(var + eps) * weight + bias, statistics per row (eps = 1e-5)."""

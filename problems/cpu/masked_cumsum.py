@@ -6,6 +6,8 @@ BATCH = 256
 N = 4096
 DIM = 1
 
+TAGS = ["scan", "memory-bound"]
+
 
 class Model(nn.Module):
     """Masked cumulative sum: out[i, j] = sum_{k <= j} x[i, k] * mask[i, k]."""

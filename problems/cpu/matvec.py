@@ -5,6 +5,8 @@ import torch.nn as nn
 M = 4096
 K = 2048
 
+TAGS = ["matmul", "memory-bound"]
+
 
 class Model(nn.Module):
     """Matrix-vector product: out[i] = sum_k A[i, k] * v[k]."""

@@ -5,6 +5,8 @@ import torch.nn as nn
 BATCH = 4096
 DIM = 1024
 
+TAGS = ["activation", "memory-bound"]
+
 
 class Model(nn.Module):
     """ReLU: out = max(x, 0)."""

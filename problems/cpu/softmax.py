@@ -5,6 +5,10 @@ import torch.nn as nn
 BATCH = 2048
 DIM = 1024
 
+TAGS = ["softmax", "memory-bound"]
+# probabilities are ~1/1024 (rows of 1024); the default atol 1e-4 would accept any output
+ATOL = 1e-6
+
 
 class Model(nn.Module):
     """Softmax over dim 1: out[i, j] = exp(x[i, j]) / sum_k exp(x[i, k])."""

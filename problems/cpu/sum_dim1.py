@@ -7,6 +7,8 @@ DIM1 = 256
 DIM2 = 255
 REDUCE_DIM = 1
 
+TAGS = ["reduction", "memory-bound"]
+
 
 class Model(nn.Module):
     """Sum over one dimension with keepdim: out[b, 0, k] = sum_i x[b, i, k] for dim=1."""

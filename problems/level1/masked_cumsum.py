@@ -6,6 +6,8 @@ ROWS = 32768
 COLS = 32768
 DIM = 1
 
+TAGS = ["scan", "memory-bound"]
+
 
 class Model(nn.Module):
     """out[i, j] = sum over k <= j of x[i, k] * mask[i, k]."""

@@ -7,6 +7,8 @@ DIM1 = 4096
 DIM2 = 4095
 REDUCE_DIM = 1
 
+TAGS = ["reduction", "memory-bound"]
+
 
 class Model(nn.Module):
     """out[b, 0, k] = sum over j of x[b, j, k]."""

@@ -20,11 +20,12 @@ def board(results_dir):
     return json.loads(proc.stdout)
 
 
-def test_every_cpu_problem_has_a_correct_reference(board):
-    cpu_ids = {p.id for p in problems.index(REPO / "problems")[0] if p.id.startswith("cpu/")}
+def test_every_cpu_reference_solution_is_correct(board):
+    cpu_ids = {p.id for p in problems.index(REPO / "problems")[0] if p.id.startswith("cpu/")
+               and (REPO / "solutions" / "reference" / f"{p.id}.py").is_file()}
     assert len(cpu_ids) >= 5
     rows = {row["problem"]: row for row in board["problems"]}
-    assert set(rows) == cpu_ids
+    assert set(rows) == cpu_ids  # the problems without a reference solution are skipped
     for problem_id, row in rows.items():
         assert row["statuses"] == {"correct": 1}, (problem_id, row)
         assert row["best_speedup"] > 0 and row["ref_runtime_ms"] > 0

@@ -1,0 +1,27 @@
+"""Gather 16384 random rows of a (32768, 256) table by index (embedding lookup, CPU-sized)."""
+import torch
+import torch.nn as nn
+
+NUM_ROWS = 32768
+ROW_DIM = 256
+NUM_INDICES = 16384
+
+TAGS = ["gather", "memory-bound"]
+
+
+class Model(nn.Module):
+    """out[i, :] = table[idx[i], :] (index_select along dim 0; indices repeat and are unsorted)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        return torch.index_select(table, 0, idx)
+
+
+def get_inputs():
+    return [torch.randn(NUM_ROWS, ROW_DIM), torch.randint(0, NUM_ROWS, (NUM_INDICES,))]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,33 @@
+"""Non-causal scaled dot-product attention, fp32 q, k, v of shape (8, 16, 2048, 64) (F.scaled_dot_product_attention).
+
+out = softmax(q @ k^T / sqrt(64)) @ v over the key dim, per batch and head.
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 8
+HEADS = 16
+SEQ = 2048
+HEAD_DIM = 64
+
+TAGS = ["attention", "compute-bound"]
+
+
+class Model(nn.Module):
+    """Plain multi-head attention core: no mask, no dropout, default scale 1/sqrt(head_dim)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v)
+
+
+def get_inputs():
+    shape = (BATCH, HEADS, SEQ, HEAD_DIM)
+    return [torch.randn(shape), torch.randn(shape), torch.randn(shape)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,36 @@
+"""1-D convolution with stride 2 and dilation 3: 128 -> 256 channels, kernel 5, over (16, 128, 131072).
+
+out[n, o, t] = sum_{c, k} w[o, c, k] * x[n, c, 2 t + 3 k] (no padding, no bias).
+"""
+import torch
+import torch.nn as nn
+
+BATCH = 16
+IN_CHANNELS = 128
+OUT_CHANNELS = 256
+LENGTH = 131072
+KERNEL_SIZE = 5
+STRIDE = 2
+DILATION = 3
+
+TAGS = ["conv", "compute-bound"]
+
+
+class Model(nn.Module):
+    """nn.Conv1d with stride and dilation, no bias."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int, dilation: int):
+        super().__init__()
+        self.conv = nn.Conv1d(in_channels, out_channels, kernel_size, stride=stride, dilation=dilation,
+                              bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_CHANNELS, LENGTH)]
+
+
+def get_init_inputs():
+    return [IN_CHANNELS, OUT_CHANNELS, KERNEL_SIZE, STRIDE, DILATION]

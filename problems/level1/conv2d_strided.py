@@ -1,0 +1,38 @@
+"""2-D convolution with stride 2: 3x3 kernel, padding 1, 256 -> 256 channels over (32, 256, 256, 256) fp32.
+
+out[n, o, y, x] = sum_{c, i, j} w[o, c, i, j] * in_padded[n, c, 2 y + i, 2 x + j]; the output is
+128 x 128 (no bias).
+"""
+import torch
+import torch.nn as nn
+
+BATCH = 32
+IN_CHANNELS = 256
+OUT_CHANNELS = 256
+HEIGHT = 256
+WIDTH = 256
+KERNEL_SIZE = 3
+STRIDE = 2
+PADDING = 1
+
+TAGS = ["conv", "compute-bound"]
+
+
+class Model(nn.Module):
+    """nn.Conv2d with stride and padding, no bias."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int, padding: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding,
+                              bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_CHANNELS, HEIGHT, WIDTH)]
+
+
+def get_init_inputs():
+    return [IN_CHANNELS, OUT_CHANNELS, KERNEL_SIZE, STRIDE, PADDING]

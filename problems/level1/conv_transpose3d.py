@@ -1,0 +1,36 @@
+"""3-D transposed convolution: 3x3x3 kernel, stride 1, 64 -> 64 channels over (6, 64, 64, 64, 64) fp32.
+
+out[n, o, z, y, x] = sum_{c, i, j, k} w[c, o, i, j, k] * in[n, c, z - i, y - j, x - k]
+(out-of-range terms are 0); the output is 66^3 (no bias).
+"""
+import torch
+import torch.nn as nn
+
+BATCH = 6
+IN_CHANNELS = 64
+OUT_CHANNELS = 64
+DEPTH = 64
+HEIGHT = 64
+WIDTH = 64
+KERNEL_SIZE = 3
+
+TAGS = ["conv-transpose", "compute-bound"]
+
+
+class Model(nn.Module):
+    """nn.ConvTranspose3d(in_channels, out_channels, kernel_size, bias=False)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int):
+        super().__init__()
+        self.conv = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_CHANNELS, DEPTH, HEIGHT, WIDTH)]
+
+
+def get_init_inputs():
+    return [IN_CHANNELS, OUT_CHANNELS, KERNEL_SIZE]

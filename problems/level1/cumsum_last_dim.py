@@ -1,0 +1,30 @@
+"""Inclusive cumulative sum along the last dim of a (196608, 4096) fp32 tensor."""
+import torch
+import torch.nn as nn
+
+ROWS = 196608
+COLS = 4096
+DIM = 1
+
+TAGS = ["scan", "memory-bound"]
+# zero-mean prefix sums over 4096 values carry fp32 rounding up to 3.7e-4 (max abs, measured against float64 on an H100)
+ATOL = 2e-3
+
+
+class Model(nn.Module):
+    """out[i, j] = sum over k <= j of x[i, k]."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x, dim=self.dim)
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS)]  # zero-mean: prefix sums stay ~sqrt(j), so the relative tolerance stays tight
+
+
+def get_init_inputs():
+    return [DIM]

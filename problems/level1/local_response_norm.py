@@ -1,0 +1,37 @@
+"""Local response normalization across channels (size 5, alpha 0.5, beta 0.75, k 1) of a 32 x 128 x 256 x 256 fp32 tensor.
+
+out[n, c] = x[n, c] / (k + alpha * mean over c' in [c - 2, c + 2] of x[n, c']^2)^beta,
+where channels outside [0, C) count as zeros in the mean (the divisor is always 5).
+"""
+import torch
+import torch.nn as nn
+
+BATCH = 32
+CHANNELS = 128
+HEIGHT = 256
+WIDTH = 256
+SIZE = 5
+ALPHA = 0.5
+BETA = 0.75
+K = 1.0
+
+TAGS = ["normalization", "memory-bound"]
+
+
+class Model(nn.Module):
+    """nn.LocalResponseNorm(size, alpha, beta, k) on NCHW input (eager: several full-size intermediates)."""
+
+    def __init__(self, size: int, alpha: float, beta: float, k: float):
+        super().__init__()
+        self.lrn = nn.LocalResponseNorm(size, alpha=alpha, beta=beta, k=k)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lrn(x)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, CHANNELS, HEIGHT, WIDTH)]
+
+
+def get_init_inputs():
+    return [SIZE, ALPHA, BETA, K]

@@ -1,0 +1,31 @@
+"""LogSoftmax over the last dim of a 98304 x 8192 fp32 matrix.
+
+out[i, j] = x[i, j] - max_k x[i, k] - log(sum over k of exp(x[i, k] - max_k x[i, k])).
+"""
+import torch
+import torch.nn as nn
+
+ROWS = 98304
+COLS = 8192
+DIM = -1
+
+TAGS = ["softmax", "memory-bound"]
+
+
+class Model(nn.Module):
+    """torch.log_softmax along `dim`."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.log_softmax(x, dim=self.dim)
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS) * 2]
+
+
+def get_init_inputs():
+    return [DIM]

@@ -1,0 +1,32 @@
+"""4-D tensor times matrix over the last dim: einsum('bijl,lk->bijk'), (8, 256, 512, 256) x (256, 768).
+
+C[b, i, j, k] = sum_l A[b, i, j, l] * B[l, k]. B is scaled by 1/sqrt(L) so entries of C are O(1).
+"""
+import torch
+import torch.nn as nn
+
+B_DIM = 8
+I_DIM = 256
+J_DIM = 512
+L_DIM = 256
+K_DIM = 768
+
+TAGS = ["matmul", "compute-bound"]
+
+
+class Model(nn.Module):
+    """C = torch.einsum('bijl,lk->bijk', A, B)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.einsum("bijl,lk->bijk", A, B)
+
+
+def get_inputs():
+    return [torch.randn(B_DIM, I_DIM, J_DIM, L_DIM), torch.randn(L_DIM, K_DIM) / L_DIM**0.5]
+
+
+def get_init_inputs():
+    return []

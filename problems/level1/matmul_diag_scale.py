@@ -1,0 +1,30 @@
+"""Row scaling written as a dense matmul: C = diag(a) @ B with a (4096,), B (4096 x 8192).
+
+C[i, j] = a[i] * B[i, j]. The reference builds the dense 4096 x 4096 diagonal matrix and runs a
+full matmul; a kernel only needs to read B and write C once.
+"""
+import torch
+import torch.nn as nn
+
+N = 4096
+M = 8192
+
+TAGS = ["matmul", "memory-bound"]
+
+
+class Model(nn.Module):
+    """C = torch.diag(a) @ B."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.diag(a) @ B
+
+
+def get_inputs():
+    return [torch.randn(N), torch.randn(N, M)]
+
+
+def get_init_inputs():
+    return []

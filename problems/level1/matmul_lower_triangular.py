@@ -1,0 +1,30 @@
+"""Product of two lower-triangular 5120 x 5120 fp32 matrices, C = tril(A @ B).
+
+A and B are lower triangular, so C[i, j] = sum_{k=j..i} A[i, k] * B[k, j] for i >= j and 0
+above the diagonal: about 1/6 of a dense matmul's multiply-adds. B is scaled by 1/sqrt(N).
+"""
+import torch
+import torch.nn as nn
+
+N = 5120
+
+TAGS = ["matmul", "compute-bound"]
+FLOPS = 44739242666  # N^3 / 3: ~N^3/6 multiply-adds for j <= k <= i
+
+
+class Model(nn.Module):
+    """C = torch.tril(A @ B) for lower-triangular A and B."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.tril(torch.matmul(A, B))
+
+
+def get_inputs():
+    return [torch.tril(torch.randn(N, N)), torch.tril(torch.randn(N, N)) / N**0.5]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,30 @@
+"""Rectangular fp32 matrix multiplication: (8192 x 3072) @ (3072 x 4096).
+
+C[i, j] = sum_k A[i, k] * B[k, j]; B is scaled by 1/sqrt(K) so entries of C are O(1).
+"""
+import torch
+import torch.nn as nn
+
+M = 8192
+K = 3072
+N = 4096
+
+TAGS = ["matmul", "compute-bound"]
+
+
+class Model(nn.Module):
+    """C = A @ B with A (M, K) and B (K, N)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A, B)
+
+
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K, N) / K**0.5]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,31 @@
+"""fp32 matmul with a transposed left operand: C = A.T @ B, A stored as (6144 x 4096).
+
+C[i, j] = sum_k A[k, i] * B[k, j] with A (K, M), B (K, N), K = 6144, M = N = 4096. B is
+scaled by 1/sqrt(K) so entries of C are O(1).
+"""
+import torch
+import torch.nn as nn
+
+M = 4096
+K = 6144
+N = 4096
+
+TAGS = ["matmul", "compute-bound"]
+
+
+class Model(nn.Module):
+    """C = A.T @ B, where A is stored K-major as (K, M)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A.T, B)
+
+
+def get_inputs():
+    return [torch.randn(K, M), torch.randn(K, N) / K**0.5]
+
+
+def get_init_inputs():
+    return []

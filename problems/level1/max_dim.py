@@ -1,0 +1,28 @@
+"""Max over the last dim of a (393216, 4096) fp32 tensor (values only, torch.amax)."""
+import torch
+import torch.nn as nn
+
+ROWS = 393216
+COLS = 4096
+DIM = -1
+
+TAGS = ["reduction", "memory-bound"]
+
+
+class Model(nn.Module):
+    """out[i] = max over j of x[i, j]."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.amax(x, dim=self.dim)
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS)]
+
+
+def get_init_inputs():
+    return [DIM]

@@ -1,0 +1,30 @@
+"""Min over dim 1 of a (64, 4096, 6144) fp32 tensor, returning (values, int64 indices) like torch.min(x, dim)."""
+import torch
+import torch.nn as nn
+
+BATCH = 64
+ROWS = 4096
+COLS = 6144
+DIM = 1
+
+TAGS = ["reduction", "memory-bound"]
+
+
+class Model(nn.Module):
+    """values[b, k] = min over j of x[b, j, k]; indices[b, k] = the j where it is attained (a strided middle dim)."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        values, indices = torch.min(x, dim=self.dim)
+        return values, indices
+
+
+def get_inputs():
+    return [torch.randn(BATCH, ROWS, COLS)]
+
+
+def get_init_inputs():
+    return [DIM]

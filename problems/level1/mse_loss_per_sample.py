@@ -1,0 +1,27 @@
+"""Per-sample mean squared error between two (131072, 4096) fp32 tensors: out[i] = mean_j (pred - target)^2."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 131072
+FEATURES = 4096
+
+TAGS = ["loss", "memory-bound"]
+
+
+class Model(nn.Module):
+    """F.mse_loss with reduction='none', averaged over the feature dim (one loss per sample)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return F.mse_loss(pred, target, reduction="none").mean(dim=1)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, FEATURES), torch.randn(BATCH, FEATURES)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,29 @@
+"""Sum over the last dim of a (192, 4096, 2047) fp32 tensor (contiguous rows of odd length)."""
+import torch
+import torch.nn as nn
+
+BATCH = 192
+ROWS = 4096
+COLS = 2047
+DIM = -1
+
+TAGS = ["reduction", "memory-bound"]
+
+
+class Model(nn.Module):
+    """out[b, j] = sum over k of x[b, j, k]."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sum(x, dim=self.dim)
+
+
+def get_inputs():
+    return [torch.rand(BATCH, ROWS, COLS)]
+
+
+def get_init_inputs():
+    return [DIM]

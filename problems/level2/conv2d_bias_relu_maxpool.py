@@ -1,0 +1,38 @@
+"""Bias-free Conv2d 3x3 (64->128 channels, 256x256) + separate per-channel bias + ReLU + MaxPool2d 2x2, fp32.
+
+y = maxpool2x2(relu(conv2d(x, W) + bias[c]))  -> (32, 128, 128, 128).
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 32
+IN_CHANNELS = 64
+OUT_CHANNELS = 128
+HEIGHT = 256
+WIDTH = 256
+POOL = 2
+
+TAGS = ["fusion", "conv", "compute-bound"]
+
+
+class Model(nn.Module):
+    """Conv without bias, then an explicit bias add, ReLU and non-overlapping max pooling."""
+
+    def __init__(self, in_channels: int, out_channels: int, pool: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1, bias=False)
+        self.bias = nn.Parameter(0.1 * torch.randn(out_channels, 1, 1))
+        self.pool = pool
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.conv(x) + self.bias)
+        return F.max_pool2d(y, self.pool)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_CHANNELS, HEIGHT, WIDTH)]
+
+
+def get_init_inputs():
+    return [IN_CHANNELS, OUT_CHANNELS, POOL]

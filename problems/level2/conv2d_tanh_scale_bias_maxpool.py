@@ -1,0 +1,40 @@
+"""Conv2d 3x3 (64->128 channels, 192x192) + tanh + scale by 1.5 + per-channel bias + MaxPool2d 2x2 -> (64, 128, 96, 96), fp32.
+
+y = maxpool2x2(1.5 * tanh(conv2d(x, W, b)) + bias[c]).
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 64
+IN_CHANNELS = 64
+OUT_CHANNELS = 128
+HEIGHT = 192
+WIDTH = 192
+SCALE = 1.5
+POOL = 2
+
+TAGS = ["fusion", "conv", "compute-bound"]
+
+
+class Model(nn.Module):
+    """Conv, tanh, constant scaling, learned bias, max pooling."""
+
+    def __init__(self, in_channels: int, out_channels: int, scale: float, pool: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1)
+        self.bias = nn.Parameter(0.2 * torch.randn(out_channels, 1, 1))
+        self.scale = scale
+        self.pool = pool
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.tanh(self.conv(x)) * self.scale + self.bias
+        return F.max_pool2d(y, self.pool)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_CHANNELS, HEIGHT, WIDTH)]
+
+
+def get_init_inputs():
+    return [IN_CHANNELS, OUT_CHANNELS, SCALE, POOL]

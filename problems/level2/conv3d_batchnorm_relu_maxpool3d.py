@@ -1,0 +1,36 @@
+"""Conv3d 3x3x3 (64->128 channels, 16x56x56 clips) + BatchNorm3d (training) + ReLU + MaxPool3d 2 -> (32, 128, 8, 28, 28), fp32.
+
+A C3D-style video block: y = maxpool3d_2(relu(batchnorm(conv3d(x, W, b)))).
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 32
+IN_CHANNELS = 64
+OUT_CHANNELS = 128
+FRAMES = 16
+HEIGHT = 56
+WIDTH = 56
+
+TAGS = ["fusion", "conv", "compute-bound"]
+
+
+class Model(nn.Module):
+    """Spatio-temporal conv, batch-statistics BatchNorm, ReLU, 2x2x2 max pooling."""
+
+    def __init__(self, in_channels: int, out_channels: int):
+        super().__init__()
+        self.conv = nn.Conv3d(in_channels, out_channels, 3, padding=1)
+        self.bn = nn.BatchNorm3d(out_channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.max_pool3d(torch.relu(self.bn(self.conv(x))), 2)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_CHANNELS, FRAMES, HEIGHT, WIDTH)]
+
+
+def get_init_inputs():
+    return [IN_CHANNELS, OUT_CHANNELS]

@@ -1,0 +1,36 @@
+"""Conv3d 3x3x3 (32->32 channels, 128^3 patches) + affine InstanceNorm3d + LeakyReLU(0.01), fp32.
+
+The nnU-Net convolution block: y = leaky_relu(instancenorm(conv3d(x, W, b)), 0.01).
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 4
+CHANNELS = 32
+SIZE = 128
+
+TAGS = ["fusion", "conv", "compute-bound"]
+
+
+class Model(nn.Module):
+    """Same-size 3-D conv, instance normalization with learned affine, leaky ReLU."""
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv = nn.Conv3d(channels, channels, 3, padding=1)
+        self.norm = nn.InstanceNorm3d(channels, eps=1e-5, affine=True)
+        with torch.no_grad():
+            self.norm.weight.copy_(1.0 + 0.2 * torch.randn(channels))
+            self.norm.bias.copy_(0.2 * torch.randn(channels))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.leaky_relu(self.norm(self.conv(x)), 0.01)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, CHANNELS, SIZE, SIZE, SIZE)]
+
+
+def get_init_inputs():
+    return [CHANNELS]

@@ -1,0 +1,38 @@
+"""GeGLU MLP with residual: x + down(gelu_tanh(gate(x)) * up(x)), 4096 tokens, hidden 2048, intermediate 5632, fp32.
+
+Three bias-free projections (2048 -> 5632, 2048 -> 5632, 5632 -> 2048), tanh-approximate GELU gate,
+elementwise product and the residual add of a gated transformer MLP.
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TOKENS = 4096
+HIDDEN = 2048
+INTERMEDIATE = 5632
+
+TAGS = ["fusion", "matmul", "compute-bound"]
+
+
+class Model(nn.Module):
+    """out = x + down_proj(gelu_tanh(gate_proj(x)) * up_proj(x))."""
+
+    def __init__(self, hidden: int, intermediate: int):
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden, intermediate, bias=False)
+        self.up_proj = nn.Linear(hidden, intermediate, bias=False)
+        self.down_proj = nn.Linear(intermediate, hidden, bias=False)
+        with torch.no_grad():  # larger down projection so the branch is not swamped by the residual
+            self.down_proj.weight.mul_(4.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.gelu(self.gate_proj(x), approximate="tanh") * self.up_proj(x)
+        return x + self.down_proj(h)
+
+
+def get_inputs():
+    return [torch.randn(TOKENS, HIDDEN)]
+
+
+def get_init_inputs():
+    return [HIDDEN, INTERMEDIATE]

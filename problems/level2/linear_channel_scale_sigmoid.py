@@ -1,0 +1,32 @@
+"""Linear (8192 x 2048 -> 8192) + multiply by a learned per-channel scale + sigmoid, fp32.
+
+out = sigmoid((x @ W^T + b) * s), s a learned vector of 8192 scales.
+"""
+import torch
+import torch.nn as nn
+
+BATCH = 8192
+IN_FEATURES = 2048
+OUT_FEATURES = 8192
+
+TAGS = ["fusion", "matmul", "compute-bound"]
+
+
+class Model(nn.Module):
+    """Linear, per-output-channel learned scale, sigmoid."""
+
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.fc = nn.Linear(in_features, out_features)
+        self.scale = nn.Parameter(torch.randn(out_features) * 2.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.fc(x) * self.scale)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_FEATURES)]
+
+
+def get_init_inputs():
+    return [IN_FEATURES, OUT_FEATURES]

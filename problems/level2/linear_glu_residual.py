@@ -1,0 +1,35 @@
+"""ConvS2S-style GLU block: Linear (4096 x 4096 -> 8192) + GLU over the features + residual add + scale by sqrt(0.5), fp32.
+
+a, g = split(x @ W^T + b); out = (x + a * sigmoid(g)) * sqrt(0.5).
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TOKENS = 4096
+HIDDEN = 4096
+
+TAGS = ["fusion", "matmul", "compute-bound"]
+
+
+class Model(nn.Module):
+    """One fused (hidden -> 2 hidden) projection, gated linear unit, scaled residual."""
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.proj = nn.Linear(hidden, 2 * hidden)
+        with torch.no_grad():
+            self.proj.weight.mul_(2.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x + F.glu(self.proj(x), dim=-1)) * math.sqrt(0.5)
+
+
+def get_inputs():
+    return [torch.randn(TOKENS, HIDDEN)]
+
+
+def get_init_inputs():
+    return [HIDDEN]

@@ -1,0 +1,36 @@
+"""Linear (4096 x 4096 -> 8192) + LayerNorm over the 8192 features + GELU, fp32.
+
+out = gelu(layer_norm(x @ W^T + b)) with a learned LayerNorm weight and bias.
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 4096
+IN_FEATURES = 4096
+OUT_FEATURES = 8192
+
+TAGS = ["fusion", "matmul", "compute-bound"]
+
+
+class Model(nn.Module):
+    """Linear, LayerNorm (affine, eps 1e-5) over the output features, then GELU."""
+
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.fc = nn.Linear(in_features, out_features)
+        self.norm = nn.LayerNorm(out_features)
+        with torch.no_grad():
+            self.norm.weight.copy_(1.0 + 0.2 * torch.randn(out_features))
+            self.norm.bias.copy_(0.2 * torch.randn(out_features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.gelu(self.norm(self.fc(x)))
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_FEATURES)]
+
+
+def get_init_inputs():
+    return [IN_FEATURES, OUT_FEATURES]

@@ -1,0 +1,33 @@
+"""Linear (8192 x 4096 -> 4096) + ReLU + constant residual scaling + residual add, fp32.
+
+out = x + scale * relu(x @ W^T + b), a residual MLP branch with a fixed (dropout-free) branch scale.
+"""
+import torch
+import torch.nn as nn
+
+BATCH = 8192
+FEATURES = 4096
+BRANCH_SCALE = 0.5
+
+TAGS = ["fusion", "matmul", "compute-bound"]
+
+
+class Model(nn.Module):
+    """Residual branch: relu(Linear(x)) scaled by a constant, added back to x."""
+
+    def __init__(self, features: int, branch_scale: float):
+        super().__init__()
+        self.fc = nn.Linear(features, features)
+        self.branch_scale = branch_scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.fc(x))
+        return x + self.branch_scale * y
+
+
+def get_inputs():
+    return [torch.randn(BATCH, FEATURES)]
+
+
+def get_init_inputs():
+    return [FEATURES, BRANCH_SCALE]

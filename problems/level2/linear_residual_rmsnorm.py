@@ -1,0 +1,36 @@
+"""Output projection (8192 x 4096 -> 4096, no bias) + residual add + RMSNorm; returns (normed, new residual), fp32.
+
+h = residual + x @ W^T; out = h * rsqrt(mean(h^2, -1) + eps) * g — the fused add + RMSNorm of an LLM layer.
+"""
+import torch
+import torch.nn as nn
+
+TOKENS = 8192
+IN_FEATURES = 4096
+HIDDEN = 4096
+EPS = 1e-6
+
+TAGS = ["fusion", "matmul", "compute-bound"]
+
+
+class Model(nn.Module):
+    """Returns (rmsnorm(residual + o_proj(x)), residual + o_proj(x))."""
+
+    def __init__(self, in_features: int, hidden: int, eps: float):
+        super().__init__()
+        self.o_proj = nn.Linear(in_features, hidden, bias=False)
+        self.weight = nn.Parameter(1.0 + 0.2 * torch.randn(hidden))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor):
+        h = residual + self.o_proj(x)
+        normed = h * torch.rsqrt(h.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight
+        return normed, h
+
+
+def get_inputs():
+    return [torch.randn(TOKENS, IN_FEATURES), torch.randn(TOKENS, HIDDEN)]
+
+
+def get_init_inputs():
+    return [IN_FEATURES, HIDDEN, EPS]

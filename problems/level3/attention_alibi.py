@@ -1,0 +1,52 @@
+"""Causal multi-head attention with ALiBi linear position biases built in forward (B=8, S=2048, D=1024, 16 heads).
+
+scores_h[i, j] = q_h[i] . k_h[j] / sqrt(d) + m_h * (j - i) for j <= i, -inf for j > i,
+with head slopes m_h = 2^(-8 (h + 1) / H) (BLOOM / MPT); out = concat_h(softmax(scores_h) v_h) W_o + b_o.
+"""
+import math
+
+import torch
+import torch.nn as nn
+
+BATCH = 8
+SEQ = 2048
+D_MODEL = 1024
+HEADS = 16
+
+TAGS = ["architecture", "attention", "compute-bound"]
+
+
+class Model(nn.Module):
+    """ALiBi self-attention: no position embeddings, a per-head linear distance penalty on the scores."""
+
+    def __init__(self, d_model: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.head_dim = d_model // heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+        # Peaked attention, as in a trained model: q, k entries have variance ~1.5 for unit inputs (scores std ~1.5).
+        nn.init.normal_(self.qkv.weight[: 2 * d_model], std=(1.5 / d_model) ** 0.5)
+        slopes = torch.pow(2.0, -8.0 * torch.arange(1, heads + 1, dtype=torch.float32) / heads)
+        self.register_buffer("slopes", slopes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, d = x.shape
+        qkv = self.qkv(x).view(b, s, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        pos = torch.arange(s, device=x.device)
+        distance = (pos[None, :] - pos[:, None]).to(x.dtype)               # (S, S): j - i
+        bias = self.slopes[:, None, None] * distance                        # (H, S, S)
+        bias = bias.masked_fill(distance > 0, float("-inf"))
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.head_dim) + bias
+        attn = torch.softmax(scores, dim=-1)
+        out = torch.matmul(attn, v).transpose(1, 2).reshape(b, s, d)
+        return self.out_proj(out)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, SEQ, D_MODEL)]
+
+
+def get_init_inputs():
+    return [D_MODEL, HEADS]

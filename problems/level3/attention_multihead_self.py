@@ -1,0 +1,50 @@
+"""Multi-head self-attention written out: QKV projections, softmax(QK^T/sqrt(d)) V, output projection (B=8, S=2048, D=1024, 16 heads).
+
+q, k, v = x W_q + b_q, x W_k + b_k, x W_v + b_v, split into H heads of size d = D / H;
+out = concat_h(softmax(q_h k_h^T / sqrt(d)) v_h) W_o + b_o. No mask, no dropout.
+"""
+import math
+
+import torch
+import torch.nn as nn
+
+BATCH = 8
+SEQ = 2048
+D_MODEL = 1024
+HEADS = 16
+
+TAGS = ["architecture", "attention", "compute-bound"]
+
+
+class Model(nn.Module):
+    """Bidirectional multi-head self-attention with separate Q, K, V and output projections."""
+
+    def __init__(self, d_model: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.head_dim = d_model // heads
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.v_proj = nn.Linear(d_model, d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+        # Peaked attention, as in a trained model: q, k entries have variance ~1.5 for unit inputs (scores std ~1.5).
+        for w in (self.q_proj.weight, self.k_proj.weight):
+            nn.init.normal_(w, std=(1.5 / d_model) ** 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, d = x.shape
+        q = self.q_proj(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+        attn = torch.softmax(scores, dim=-1)
+        out = torch.matmul(attn, v).transpose(1, 2).reshape(b, s, d)
+        return self.out_proj(out)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, SEQ, D_MODEL)]
+
+
+def get_init_inputs():
+    return [D_MODEL, HEADS]

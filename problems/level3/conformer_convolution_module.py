@@ -1,0 +1,41 @@
+"""Conformer convolution module: LN, pointwise conv to 2C, GLU, depthwise conv (k=31), BatchNorm, Swish, pointwise conv, residual (B=32, T=2048, C=512).
+
+y = W_2 swish(BN(DWConv_31(GLU(W_1 LN(x))))) + x over time; BatchNorm uses batch statistics (training mode).
+The pointwise (kernel-1) convolutions are written as Linear layers on the (B, T, C) layout (identical math).
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 32
+TIME = 2048
+CHANNELS = 512
+KERNEL = 31
+
+TAGS = ["architecture", "conformer", "compute-bound"]
+
+
+class Model(nn.Module):
+    """The convolution block of a Conformer layer (Gulati et al. 2020), no dropout."""
+
+    def __init__(self, channels: int, kernel: int):
+        super().__init__()
+        self.norm = nn.LayerNorm(channels)
+        self.pointwise1 = nn.Linear(channels, 2 * channels)
+        self.depthwise = nn.Conv1d(channels, channels, kernel, padding=kernel // 2, groups=channels)
+        self.bn = nn.BatchNorm1d(channels)
+        self.pointwise2 = nn.Linear(channels, channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.glu(self.pointwise1(self.norm(x)), dim=-1)                   # (B, T, C)
+        h = self.depthwise(h.transpose(1, 2))                              # (B, C, T)
+        h = F.silu(self.bn(h)).transpose(1, 2)
+        return x + self.pointwise2(h)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, TIME, CHANNELS)]
+
+
+def get_init_inputs():
+    return [CHANNELS, KERNEL]

@@ -1,0 +1,38 @@
+"""Squeeze-and-excitation: x * sigmoid(fc2(relu(fc1(mean_hw(x))))) with 256 channels squeezed to 16, on (512, 256, 56, 56).
+
+s[n, c] = sigmoid(W2 relu(W1 mean_{h,w} x[n, :, h, w] + b1) + b2)[c]; out = x * s[:, :, None, None].
+Inputs carry a per-(sample, channel) offset so the pooled means, and so the gates, vary.
+"""
+import torch
+import torch.nn as nn
+
+BATCH = 512
+CHANNELS = 256
+REDUCTION = 16
+HEIGHT = 56
+WIDTH = 56
+
+TAGS = ["architecture", "cnn", "memory-bound"]
+
+
+class Model(nn.Module):
+    """Channel attention by squeeze (global average pool) and excitation (two linears)."""
+
+    def __init__(self, channels: int, reduction: int):
+        super().__init__()
+        self.fc1 = nn.Linear(channels, channels // reduction)
+        self.relu = nn.ReLU()
+        self.fc2 = nn.Linear(channels // reduction, channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = x.mean(dim=(2, 3))
+        s = torch.sigmoid(self.fc2(self.relu(self.fc1(s))))
+        return x * s[:, :, None, None]
+
+
+def get_inputs():
+    return [torch.randn(BATCH, CHANNELS, HEIGHT, WIDTH) + torch.randn(BATCH, CHANNELS, 1, 1)]
+
+
+def get_init_inputs():
+    return [CHANNELS, REDUCTION]

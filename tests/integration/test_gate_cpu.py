@@ -1,0 +1,97 @@
+"""The quality gate end to end on the CPU: real child processes, real problem files."""
+
+import json
+
+from tests.conftest import FIXTURES, REPO
+
+GATE = FIXTURES / "gate"
+
+
+def test_the_gate_rejects_each_kind_of_uninformative_problem(cli, tmp_path):
+    proc = cli("problems", "validate", "--all", "--problems-dir", GATE, "--results-dir", tmp_path, "--json",
+               "--timeout", "30")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    by_id = {r["problem_id"]: r for r in report["results"]}
+    expected = {
+        "cpu/mostly_zeros": "mostly zeros",
+        "cpu/same_every_seed": "the same for every seed",
+        "cpu/random_forward": "not deterministic",
+        "cpu/tiny_softmax": "weak check",
+        "cpu/crashes": "child process died",
+        "cpu/wrong_signature": "does not accept the 2 values get_init_inputs() returns",
+        "hangs": "timed out",
+        "cpu/cancellation": "tolerance too tight for fp32",
+    }
+    for problem_id, reason in expected.items():
+        assert not by_id[problem_id]["passed"]
+        assert any(reason in r for r in by_id[problem_id]["reasons"]), (problem_id, by_id[problem_id]["reasons"])
+    good = by_id["cpu/good"]  # evaluated after the crash: the child was restarted
+    assert good["passed"] and good["mode"] == "full" and good["target"] == "cpu", good
+    assert good["eager_ms"] > 0 and good["outputs"] == ["float32[2048, 2048]"]
+    assert good["bytes_moved"] == 2 * 2048 * 2048 * 4
+    assert any("not_a_problem.py" in m and "missing class Model" in m for m in report["malformed"])
+    # A view of a parameter fed to a module trips torch's FLOP counter under no_grad; not the problem's fault.
+    assert by_id["cpu/learned_queries"]["passed"] and by_id["cpu/learned_queries"]["flops"] > 0
+    assert report["failed"] == 9 and report["passed"] == 2
+
+
+def test_a_new_problem_from_the_template_passes(cli, tmp_path):
+    root = tmp_path / "problems"
+    made = cli("problems", "new", "scaled_sigmoid", "--level", "cpu", "--problems-dir", root)
+    assert made.returncode == 0, made.stderr
+    assert (root / "cpu" / "scaled_sigmoid.py").is_file()
+    again = cli("problems", "new", "scaled_sigmoid", "--level", "cpu", "--problems-dir", root)
+    assert again.returncode == 2 and "already exists" in again.stderr
+    bad = cli("problems", "new", "Bad-Name", "--level", "1", "--problems-dir", root)
+    assert bad.returncode == 2 and "bad problem name" in bad.stderr
+    proc = cli("problems", "validate", "cpu/scaled_sigmoid", "--problems-dir", root, "--results-dir", tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
+
+
+def test_a_hanging_problem_times_out_and_the_next_one_still_runs(cli, tmp_path):
+    proc = cli("problems", "validate", GATE / "hangs.py", GATE / "cpu" / "good.py", "--timeout", "20",
+               "--results-dir", tmp_path, "--json")
+    by_id = {r["problem_id"].rsplit("/", 1)[-1]: r for r in json.loads(proc.stdout)["results"]}
+    assert proc.returncode == 1
+    assert by_id["hangs.py"]["reasons"] == ["timed out after 20 s (--timeout)"]
+    assert by_id["good.py"]["passed"], by_id["good.py"]
+
+
+def test_validate_needs_a_selection(cli):
+    proc = cli("problems", "validate")
+    assert proc.returncode == 2 and "--all" in proc.stderr
+
+
+def test_the_shipped_library_passes_the_gate_here(cli, tmp_path):
+    """What CI can check without a GPU: the static gate for every problem, the full gate for the CPU set."""
+    listed = json.loads(cli("problems", "list", "--json").stdout)
+    counts = {key: 0 for key in ("1", "2", "3", "cpu")}
+    for p in listed:
+        key = "cpu" if p["target"] == "cpu" else str(p["level"])
+        counts[key] = counts.get(key, 0) + 1
+    assert counts["1"] >= 100 and counts["2"] >= 100 and counts["3"] >= 50 and counts["cpu"] >= 20, counts
+    proc = cli("problems", "validate", "--all", "--results-dir", tmp_path, "--json",
+               env={"CUDA_VISIBLE_DEVICES": ""})
+    report = json.loads(proc.stdout)
+    failures = {r["problem_id"]: r["reasons"] for r in report["results"] if not r["passed"]}
+    assert proc.returncode == 0 and not failures and not report["malformed"], (failures, report["malformed"])
+    modes = {(r["mode"], r["target"]) for r in report["results"]}
+    assert ("full", "cpu") in modes
+    assert not [r for r in report["results"] if r["warnings"]]
+    assert len(report["results"]) == len(listed)
+    assert str(REPO)  # problems come from this checkout's problems/
+
+
+def test_a_kernelbench_directory_is_a_problem_set_and_the_gate_runs_on_it(cli, tmp_path):
+    root = FIXTURES / "kernelbench"
+    listed = json.loads(cli("problems", "list", "--problems-dir", root, "--json").stdout)
+    assert [(p["id"], p["level"], p["target"]) for p in listed] == [("level1/19_ReLU", 1, "cuda")]
+    proc = cli("problems", "validate", "level1/19_ReLU", "--problems-dir", root, "--target", "cpu",
+               "--results-dir", tmp_path, "--json")
+    result = json.loads(proc.stdout)["results"][0]
+    assert proc.returncode == 1 and result["mode"] == "full" and result["outputs"] == ["float32[16, 16384]"]
+    # It loads and runs; what it lacks is our metadata.
+    assert any("TAGS must name" in r for r in result["reasons"]), result["reasons"]
+    assert result["eager_ms"] > 0 and result["bytes_moved"] == 2 * 16 * 16384 * 4

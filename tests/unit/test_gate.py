@@ -1,0 +1,126 @@
+"""The gate's verdicts from observations (no torch, no child): every threshold can make a problem fail."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.gate import MARK_MEMORY_GB, assess, uncommented_tolerances
+from harness.problems import parse_problem
+
+BODY = '''
+import torch
+import torch.nn as nn
+{constants}
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+
+
+def get_inputs():
+    return [torch.rand(4)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+STATIC = {"outputs": [{"shape": [4096, 4096], "dtype": "float32"}], "inputs": [], "input_bytes": 64 << 20,
+          "param_bytes": 0, "output_bytes": 64 << 20, "output_is_plain": True, "flops": 0, "init_inputs": 0}
+STATS = {"numel": 1 << 24, "floating": True, "nonfinite": 0, "near_zero_fraction": 0.0, "mean": 0.5,
+         "mean_abs": 0.5, "std": 0.29, "min": 0.0, "max": 1.0, "constant": False, "constant_passes": False}
+FULL = {**STATIC, "deterministic": [{"ok": True, "mismatch_fraction": 0.0, "message": None}],
+        "seed_variation": [{"ok": False, "mismatch_fraction": 0.99, "message": "differs"}],
+        "stats": [STATS], "eager_ms": 2.5, "eager_rse": 0.01, "peak_memory_bytes": 4e9, "atol": 1e-4, "rtol": 1e-4}
+
+
+def problem(tmp_path: Path, constants: str = 'TAGS = ["elementwise", "memory-bound"]', name: str = "p"):
+    path = tmp_path / "level1" / f"{name}.py"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(BODY.format(constants=constants))
+    return parse_problem(path, tmp_path)
+
+
+def full(**changes) -> dict:
+    stats = {**STATS, **changes.pop("stats", {})}
+    return {**FULL, "stats": [stats], **changes}
+
+
+def test_a_good_problem_passes_both_gates(tmp_path):
+    p = problem(tmp_path)
+    static = assess(p, "static", "cuda", STATIC)
+    assert static.passed and static.reasons == () and static.outputs == ("float32[4096, 4096]",)
+    assert static.bytes_moved == 128 << 20 and static.flops is None
+    result = assess(p, "full", "cuda", FULL)
+    assert result.passed, result.reasons
+    assert result.eager_ms == 2.5 and result.peak_memory_gb == 4.0
+
+
+@pytest.mark.parametrize("obs, expected", [
+    (full(stats={"near_zero_fraction": 0.97}), "mostly zeros"),
+    (full(stats={"constant": True, "std": 0.0}), "constant output"),
+    (full(stats={"std": 1e-5}), "nearly constant"),
+    (full(stats={"constant_passes": True}), "filled with one value"),
+    (full(stats={"mean_abs": 5e-4, "mean": 5e-4}), "weak check"),
+    (full(stats={"nonfinite": 3}), "NaN/Inf"),
+    (full(deterministic=[{"ok": False, "mismatch_fraction": 0.2, "message": "boom"}]), "not deterministic"),
+    (full(seed_variation=[{"ok": False, "mismatch_fraction": 0.001, "message": "x"}]), "the same for every seed"),
+    (full(precision=[{"ok": False, "mismatch_fraction": 0.5, "message": "m", "max_abs_err": 1e-3,
+                      "max_rel_err": 1e-3}]), "tolerance too tight for fp32"),
+    (full(eager_ms=0.2), "too small"),
+    (full(eager_ms=5000.0), "too slow"),
+    (full(peak_memory_bytes=45e9), "at most 40 GB"),
+    (full(peak_memory_bytes=30e9), "declare MEMORY_GB = 30"),
+    ({"error": "importing the problem failed: SyntaxError"}, "importing the problem failed"),
+    ({**STATIC, "outputs": []}, "returns no tensor"),
+    ({**STATIC, "output_is_plain": False}, "tensor subclass"),
+])
+def test_each_rule_rejects(tmp_path, obs, expected):
+    result = assess(problem(tmp_path), "full", "cuda", obs)
+    assert not result.passed
+    assert any(expected in reason for reason in result.reasons), result.reasons
+
+
+def test_cpu_has_its_own_time_window_and_no_memory_limit(tmp_path):
+    p = problem(tmp_path)
+    assert assess(p, "full", "cpu", full(eager_ms=0.7, peak_memory_bytes=60e9)).passed
+    assert not assess(p, "full", "cpu", full(eager_ms=0.05)).passed
+
+
+def test_declared_memory_allows_a_large_problem(tmp_path):
+    big = full(peak_memory_bytes=(MARK_MEMORY_GB + 5) * 1e9)
+    assert not assess(problem(tmp_path), "full", "cuda", big).passed
+    declared = problem(tmp_path, 'TAGS = ["scan", "memory-bound"]\nMEMORY_GB = 30', name="big")
+    assert declared.memory_gb == 30.0
+    assert assess(declared, "full", "cuda", big).passed
+
+
+def test_metadata_rules(tmp_path):
+    untagged = assess(problem(tmp_path, "", name="a"), "static", "cuda", STATIC)
+    assert any("TAGS must name" in r for r in untagged.reasons)
+    both = assess(problem(tmp_path, 'TAGS = ["x", "memory-bound", "compute-bound"]', name="b"), "static", "cuda", STATIC)
+    assert not both.passed
+    compute = problem(tmp_path, 'TAGS = ["matmul", "compute-bound"]', name="c")
+    assert any("FLOPS" in r for r in assess(compute, "static", "cuda", STATIC).reasons)
+    assert assess(compute, "static", "cuda", {**STATIC, "flops": 10**12}).flops_source == "counted"
+    declared = problem(tmp_path, 'TAGS = ["scan", "compute-bound"]\nFLOPS = 1000', name="d")
+    result = assess(declared, "static", "cuda", STATIC)
+    assert result.passed and result.flops == 1000 and result.flops_source == "declared"
+
+
+def test_meta_failure_is_a_warning_in_the_static_gate(tmp_path):
+    result = assess(problem(tmp_path), "static", "cuda", {"init_inputs": 0, "meta_error": "NotImplementedError: x"})
+    assert result.passed and "meta-device analysis failed" in result.warnings[0]
+
+
+def test_tolerance_overrides_need_a_comment():
+    source = ("ATOL = 1e-6  # probabilities are ~1/N\n"
+              "# fp32 reassociation over 24 layers\nRTOL = 1e-3\n"
+              "TOLERANCE = 1e-2\n"
+              "def f():\n    ATOL = 1\n")
+    assert uncommented_tolerances(source) == ["TOLERANCE"]
+
+
+def test_uncommented_tolerance_fails_the_static_gate(tmp_path):
+    p = problem(tmp_path, 'TAGS = ["elementwise", "memory-bound"]\nTOLERANCE = 1e-2', name="tol")
+    assert any("without a comment" in r for r in assess(p, "static", "cuda", STATIC).reasons)
