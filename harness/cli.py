@@ -5,25 +5,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import difflib
-import json
 import os
-import re
-import sys
-import time
 from pathlib import Path
 
 from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.syntax import Syntax
 from rich.table import Table
 
+from . import cli_problems
 from . import problems as problem_index
+from .cli_problems import memory_filter
+from .console import UsageError, emit_json, err, fmt, out, positive, problem_root
 from .config import load_settings
-from . import gate
-from .device import DeviceError, discover, visible_gpus
-from .isolation import write_atomic
+from .device import DeviceError, discover
 from .build import log_excerpt
 from .problems import ProblemError
 from .report import STATUS_STYLE, leaderboard, render
@@ -35,15 +30,9 @@ from .prompts import PromptError, Prompts
 from .runner import SOLUTIONS_DIR, Events, candidate_jobs, default_run_name, evaluate
 from .static import CandidateError
 from .store import RunUsage, Store, StoreError
-from .types import TARGETS, BuildResult, Candidate, Completion, EvalResult, GateResult, Sampling
+from .types import TARGETS, BuildResult, Candidate, Completion, EvalResult, Sampling
 
 DEFAULT_SET = {"cuda": "level1", "cpu": "cpu"}
-out = Console()
-err = Console(stderr=True)
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported in one message, exit status 2."""
 
 
 # ---- progress ----
@@ -130,10 +119,6 @@ def format_cost(usage: RunUsage, prices: tuple[float, float] | None) -> str:
 
 # ---- output ----
 
-def _fmt(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
-
-
 def print_results(results: list[EvalResult]) -> None:
     problems = sorted({r.problem_id for r in results})
     device = results[0].device_name if results else ""
@@ -144,9 +129,9 @@ def print_results(results: list[EvalResult]) -> None:
     for r in results:
         table.add_row(escape(r.candidate_label),
                       f"[{STATUS_STYLE[r.status]}]{r.status}[/]" + (" [dim](stored)[/]" if r.cached else ""),
-                      _fmt(r.speedup, ".2f") + ("x" if r.speedup is not None else ""),
-                      _fmt(r.runtime_ms, ".3f"), _fmt(r.ref_runtime_ms, ".3f"),
-                      _fmt(r.check.max_abs_err if r.check else None, ".2e"), ", ".join(r.flags))
+                      fmt(r.speedup, ".2f") + ("x" if r.speedup is not None else ""),
+                      fmt(r.runtime_ms, ".3f"), fmt(r.ref_runtime_ms, ".3f"),
+                      fmt(r.check.max_abs_err if r.check else None, ".2e"), ", ".join(r.flags))
     out.print(table)
     for r in results:
         if r.status == "correct" or not r.error:
@@ -158,10 +143,6 @@ def print_results(results: list[EvalResult]) -> None:
             out.print(escape(log_excerpt(r.build.log)), highlight=False)
 
 
-def emit_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, default=str) + "\n")
-
-
 def show_board(board, as_json: bool) -> None:
     if as_json:
         emit_json(board.model_dump())
@@ -171,166 +152,6 @@ def show_board(board, as_json: bool) -> None:
 
 # ---- commands ----
 
-def _root(args) -> Path:
-    return Path(args.problems_dir).resolve() if args.problems_dir else problem_index.default_root()
-
-
-def cmd_problems_list(args) -> int:
-    found, errors = problem_index.index(_root(args))
-    if args.level is not None:
-        found = [p for p in found if p.level == args.level]
-    if args.target:
-        found = [p for p in found if p.target == args.target]
-    for message in errors:
-        err.print(f"[yellow]warning:[/] {escape(message)}")
-    if args.json:
-        emit_json([{"id": p.id, "level": p.level, "target": p.target, "path": p.path,
-                    "description": p.description, "sha256": p.sha256, "tags": list(p.tags),
-                    "memory_gb": p.memory_gb} for p in found])
-        return 0
-    table = Table()
-    for name in ("id", "level", "target", "tags", "description"):
-        table.add_column(name)
-    for p in found:
-        table.add_row(escape(p.id), "-" if p.level is None else str(p.level), p.target, escape(", ".join(p.tags)),
-                      escape(p.description))
-    out.print(table)
-    out.print(f"{len(found)} problems in {_root(args)}")
-    return 0
-
-
-def _memory_filter(problems: list, limit: float | None) -> list:
-    """Drop problems whose declared MEMORY_GB exceeds --max-memory-gb, saying which."""
-    if limit is None:
-        return problems
-    kept = [p for p in problems if p.memory_gb is None or p.memory_gb <= limit]
-    for p in problems:
-        if p not in kept:
-            err.print(f"[yellow]skipped[/] {escape(p.id)}: needs {p.memory_gb:g} GB (--max-memory-gb {limit:g})")
-    return kept
-
-
-def cmd_problems_validate(args) -> int:
-    root = _root(args)
-    if args.all == bool(args.problems):
-        raise UsageError("name the problems to validate (ids, sets such as level1, directories or .py paths), "
-                         "or pass --all")
-    malformed: list[str] = []
-    if args.all:
-        chosen, malformed = problem_index.index(root)
-    else:
-        chosen = problem_index.select(",".join(args.problems), root)
-    chosen = _memory_filter(chosen, args.max_memory_gb)
-    gpus = visible_gpus()
-    if args.target == "cuda" and not gpus and not args.static:
-        raise UsageError("--target cuda needs a GPU, and nvidia-smi shows none here (use --static for the "
-                         "checks that need no device)")
-    plan: dict[tuple[str, str], list] = {}  # (mode, target) -> problems, each group in one child
-    for problem in chosen:
-        target = args.target or problem.target
-        mode = "static" if args.static or (target == "cuda" and not gpus) else "full"
-        plan.setdefault((mode, target), []).append(problem)
-    settings = load_settings(results_dir=args.results_dir)
-    results: list[GateResult] = []
-    started = time.monotonic()
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=err, transient=True, disable=not err.is_terminal)
-    with progress:
-        for (mode, target), group in plan.items():
-            task = progress.add_task(f"{mode} gate, {target}", total=len(group))
-
-            def on_result(problem, obs, duration_s, mode=mode, target=target, task=task):
-                result = gate.assess(problem, mode, target, obs, duration_s)
-                results.append(result)
-                progress.advance(task)
-                if not args.json:
-                    mark = "[green]pass[/]" if result.passed else "[red]FAIL[/]"
-                    progress.console.print(f"{mark} {mode:<6} {escape(problem.id)}"
-                                           + "".join(f"\n       {escape(r)}" for r in result.reasons),
-                                           highlight=False, soft_wrap=True)
-
-            gate.run_child_over(group, mode, target, log_dir=settings.results_dir / "gate",
-                                gpu_index=gpus[0].index if target == "cuda" and gpus else None,
-                                timeout_s=args.timeout, on_result=on_result)
-    elapsed = time.monotonic() - started
-    failed = [r for r in results if not r.passed]
-    if args.json:
-        emit_json({"results": [r.model_dump() for r in results], "malformed": malformed,
-                   "passed": len(results) - len(failed), "failed": len(failed) + len(malformed),
-                   "duration_s": round(elapsed, 1)})
-    else:
-        print_gate(results, malformed)
-        static_only = sum(1 for r in results if r.mode == "static" and r.passed)
-        out.print(f"{len(results) - len(failed)} passed ({static_only} of them static only"
-                  + (", no GPU here" if not gpus and static_only else "") + f"), "
-                  f"{len(failed) + len(malformed)} failed, in {elapsed:.0f} s", highlight=False)
-    return 1 if failed or malformed else 0
-
-
-def print_gate(results: list[GateResult], malformed: list[str]) -> None:
-    table = Table(title_justify="left")
-    for name in ("problem", "gate", "result", "eager ms", "peak GB", "output", "MB moved", "GFLOP"):
-        table.add_column(name, justify="right" if name in ("eager ms", "peak GB", "MB moved", "GFLOP") else "left",
-                         overflow="fold")
-    for r in sorted(results, key=lambda r: r.problem_id):
-        table.add_row(escape(r.problem_id), f"{r.mode} {r.target}",
-                      "[green]pass[/]" if r.passed else "[red]FAIL[/]", _fmt(r.eager_ms, ".3f"),
-                      _fmt(r.peak_memory_gb, ".2f"), escape(", ".join(r.outputs)),
-                      _fmt(r.bytes_moved / 1e6 if r.bytes_moved else None, ",.1f"),
-                      _fmt(r.flops / 1e9 if r.flops else None, ",.2f"))
-    out.print(table)
-    for r in results:
-        for reason in r.reasons:
-            out.print(f"[red]FAIL[/] {escape(r.problem_id)}: {escape(reason)}", highlight=False, soft_wrap=True)
-        for warning in r.warnings:
-            out.print(f"[yellow]warning[/] {escape(r.problem_id)}: {escape(warning)}", highlight=False,
-                      soft_wrap=True)
-    for message in malformed:
-        out.print(f"[red]FAIL[/] {escape(message)}", highlight=False, soft_wrap=True)
-
-
-PROBLEM_NAME = re.compile(r"[a-z][a-z0-9_]*")
-
-
-def cmd_problems_new(args) -> int:
-    if not PROBLEM_NAME.fullmatch(args.name):
-        raise UsageError(f"bad problem name {args.name!r}: use lower-case letters, digits and '_' "
-                         "(it names the file and the module), e.g. fused_gelu_bias")
-    target = "cpu" if args.level == "cpu" else "cuda"
-    folder = _root(args) / ("cpu" if target == "cpu" else f"level{args.level}")
-    path = folder / f"{args.name}.py"
-    if path.exists():
-        raise UsageError(f"{path} already exists; pick another name or edit that file")
-    sizes = {"batch": 1024, "dim": 4096} if target == "cpu" else {"batch": 16384, "dim": 32768}
-    template = (Path(__file__).parent / "templates" / "problem.py.tmpl").read_text()
-    text = template.format(title=args.name.replace("_", " ").capitalize(), problem_id=f"{folder.name}/{args.name}",
-                           target_line="", **sizes)
-    folder.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text)
-    out.print(f"wrote {path}\nedit it, then check it with: harness problems validate {folder.name}/{args.name}",
-              highlight=False)
-    return 0
-
-
-def cmd_problems_show(args) -> int:
-    problem = problem_index.resolve(args.problem, _root(args))
-    source = Path(problem.path).read_text()
-    if args.json:
-        emit_json({**problem.model_dump(), "source": source})
-        return 0
-    out.print(f"[bold]{escape(problem.id)}[/]  level {problem.level if problem.level is not None else '-'}  "
-              f"target {problem.target}  {escape(problem.path)}")
-    if problem.tags:
-        out.print(f"tags: {escape(', '.join(problem.tags))}")
-    for name, value in (("FLOPS", problem.flops), ("BYTES", problem.bytes), ("MEMORY_GB", problem.memory_gb)):
-        if value is not None:
-            out.print(f"{name} = {value:,}")
-    if problem.atol is not None or problem.rtol is not None:
-        out.print(f"tolerance: atol={problem.atol} rtol={problem.rtol}")
-    out.print(Syntax(source, "python", line_numbers=False))
-    return 0
-
-
 def _settings(args):
     return load_settings(results_dir=args.results_dir, db_path=args.db, trials=args.trials,
                          build_timeout_s=args.build_timeout, eval_timeout_s=args.eval_timeout,
@@ -339,8 +160,8 @@ def _settings(args):
 
 
 def cmd_eval(args) -> int:
-    problem = problem_index.resolve(args.problem, _root(args))
-    if not _memory_filter([problem], args.max_memory_gb):
+    problem = problem_index.resolve(args.problem, problem_root(args))
+    if not memory_filter([problem], args.max_memory_gb):
         raise UsageError(f"{problem.id} declares MEMORY_GB = {problem.memory_gb:g}, above --max-memory-gb")
     jobs = candidate_jobs(problem, args.candidates)
     device = discover(args.target)
@@ -427,8 +248,8 @@ def _generate(args, evaluate_turns: bool):
     with Store(settings.db) as store:
         run, config = _run_config(args, device, store, args.run)
         provider = _provider(config, args)
-        problems = problem_index.select(config.problems, _root(args))
-        problems = _memory_filter(problems, args.max_memory_gb)
+        problems = problem_index.select(config.problems, problem_root(args))
+        problems = memory_filter(problems, args.max_memory_gb)
         if isinstance(provider, OfflineProvider):
             missing = [p.id for p in problems if provider.source_path(p) is None]
             if missing:
@@ -536,18 +357,6 @@ def cmd_runs(args) -> int:
 
 # ---- parser ----
 
-def _positive(kind: type):
-    """An argparse type: a number of `kind` above zero."""
-    def parse(text: str):
-        value = kind(text)
-        if value <= 0:
-            what = "a positive integer" if kind is int else "positive"
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
-        return value
-    parse.__name__ = kind.__name__  # argparse names the type in "invalid int value" messages
-    return parse
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="harness",
@@ -566,61 +375,21 @@ def build_parser() -> argparse.ArgumentParser:
     eval_opts = argparse.ArgumentParser(add_help=False, parents=[problems_opts, store_opts])
     eval_opts.add_argument("--target", choices=TARGETS,
                            help="cuda (custom CUDA on the GPU) or cpu (C++ on the CPU); default: cuda if a GPU is visible")
-    eval_opts.add_argument("--max-memory-gb", type=_positive(float), metavar="GB",
+    eval_opts.add_argument("--max-memory-gb", type=positive(float), metavar="GB",
                            help="skip problems that declare needing more GPU memory than this (MEMORY_GB)")
     eval_opts.add_argument("--run", metavar="NAME", help="run name the results are stored under (default: generated)")
     eval_opts.add_argument("--force", action="store_true", help="re-evaluate even if the store already has the result")
     eval_opts.add_argument("--json", action="store_true", help="machine-readable output on stdout")
-    eval_opts.add_argument("--trials", type=_positive(int), metavar="N", help="correctness trials (default 5)")
-    eval_opts.add_argument("--build-timeout", type=_positive(float), metavar="S", help="seconds per build (default 600)")
-    eval_opts.add_argument("--eval-timeout", type=_positive(float), metavar="S",
+    eval_opts.add_argument("--trials", type=positive(int), metavar="N", help="correctness trials (default 5)")
+    eval_opts.add_argument("--build-timeout", type=positive(float), metavar="S", help="seconds per build (default 600)")
+    eval_opts.add_argument("--eval-timeout", type=positive(float), metavar="S",
                            help="seconds per evaluation child (default 300)")
-    eval_opts.add_argument("--timing-budget", type=_positive(float), metavar="S",
+    eval_opts.add_argument("--timing-budget", type=positive(float), metavar="S",
                            help="seconds of timing per candidate before stopping unconverged (default 5)")
-    eval_opts.add_argument("--build-workers", type=_positive(int), metavar="N",
+    eval_opts.add_argument("--build-workers", type=positive(int), metavar="N",
                            help="parallel builds (default: number of CPUs)")
 
-    problems = sub.add_parser("problems", help="list and inspect problems")
-    psub = problems.add_subparsers(dest="problems_command", required=True, metavar="SUBCOMMAND")
-    plist = psub.add_parser("list", parents=[problems_opts], help="list problems",
-                            description="List the problems under the problem root (parsed, not imported).")
-    plist.add_argument("--level", type=int, metavar="N", help="only this level")
-    plist.add_argument("--target", choices=TARGETS, help="only problems meant for this target")
-    plist.add_argument("--json", action="store_true", help="JSON list of {id, level, path, ...}")
-    plist.set_defaults(func=cmd_problems_list)
-    pshow = psub.add_parser("show", parents=[problems_opts], help="show one problem",
-                            description="Show a problem's metadata and source. ID or path to a .py file.")
-    pshow.add_argument("problem", metavar="ID_OR_PATH")
-    pshow.add_argument("--json", action="store_true", help="metadata and source as JSON")
-    pshow.set_defaults(func=cmd_problems_show)
-    pval = psub.add_parser(
-        "validate", parents=[problems_opts], help="the quality gate: is each problem loadable, deterministic, "
-                                                  "informative and sensibly sized?",
-        description="Static checks (no device: metadata, signatures, output shapes, bytes and FLOPs on the meta "
-                    "device) and, on the problem's target, the full gate: the reference is deterministic for a seed, "
-                    "its output differs across seeds and is not degenerate (mostly zeros, constant, passable by a "
-                    "constant, swallowed by the tolerance), its eager time and peak memory are in range. Without a "
-                    "GPU, cuda problems get the static checks only. Exit status 1 if any problem fails.")
-    pval.add_argument("problems", nargs="*", metavar="ID", help="problem ids, sets (level1, cpu), directories or "
-                                                               ".py paths")
-    pval.add_argument("--all", action="store_true", help="every problem under the problem root")
-    pval.add_argument("--target", choices=TARGETS, help="run the full gate on this target for every problem "
-                                                       "(default: each problem's own target)")
-    pval.add_argument("--static", action="store_true", help="only the checks that need no device")
-    pval.add_argument("--max-memory-gb", type=_positive(float), metavar="GB",
-                      help="skip problems that declare MEMORY_GB above this")
-    pval.add_argument("--timeout", type=_positive(float), metavar="S",
-                      help="seconds per problem before it fails as hung (static 120, full 600)")
-    pval.add_argument("--results-dir", type=Path, metavar="DIR", help="where the gate's logs go (RESULTS_DIR/gate)")
-    pval.add_argument("--json", action="store_true", help="one JSON object: results, passed, failed, duration_s")
-    pval.set_defaults(func=cmd_problems_validate)
-    pnew = psub.add_parser("new", parents=[problems_opts], help="write a documented template for a new problem",
-                           description="Write problems/levelN/NAME.py (or problems/cpu/NAME.py with --level cpu) "
-                                       "from a template that explains every part, then validate it.")
-    pnew.add_argument("name", metavar="NAME", help="file name without .py, e.g. fused_gelu_bias")
-    pnew.add_argument("--level", required=True, choices=("1", "2", "3", "cpu"),
-                      help="1 single operators, 2 fusions, 3 architectures, cpu for the CPU target")
-    pnew.set_defaults(func=cmd_problems_new)
+    cli_problems.add_parser(sub, problems_opts)
 
     ev = sub.add_parser("eval", parents=[eval_opts], help="evaluate candidate files on one problem",
                         description="Build, check and time each candidate file (defining ModelNew) against the "
@@ -637,17 +406,17 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--base-url", metavar="URL",
                        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 for vLLM "
                             "(default: $OPENAI_BASE_URL, else the OpenAI API)")
-    group.add_argument("--samples", type=_positive(int), metavar="N", help="independent conversations per problem (1)")
+    group.add_argument("--samples", type=positive(int), metavar="N", help="independent conversations per problem (1)")
     group.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (server default)")
     group.add_argument("--top-p", type=float, metavar="P", help="nucleus sampling (server default)")
-    group.add_argument("--max-tokens", type=_positive(int), metavar="N", help="completion token cap")
-    group.add_argument("--max-completion-tokens", type=_positive(int), metavar="N",
+    group.add_argument("--max-tokens", type=positive(int), metavar="N", help="completion token cap")
+    group.add_argument("--max-completion-tokens", type=positive(int), metavar="N",
                        help="token cap including reasoning (reasoning models)")
     group.add_argument("--reasoning-effort", choices=("minimal", "low", "medium", "high"),
                        help="reasoning effort (reasoning models)")
-    group.add_argument("--concurrency", type=_positive(int), default=8, metavar="N",
+    group.add_argument("--concurrency", type=positive(int), default=8, metavar="N",
                        help="requests in flight at once (8)")
-    group.add_argument("--request-timeout", type=_positive(float), default=600.0, metavar="S",
+    group.add_argument("--request-timeout", type=positive(float), default=600.0, metavar="S",
                        help="seconds per request before it is retried (600)")
     group.add_argument("--max-retries", type=int, default=6, metavar="N",
                        help="retries on 429 (honouring Retry-After), 5xx, timeouts and dropped connections, "
@@ -675,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--problems", metavar="SELECTOR",
                      help="comma-separated sets (level1, cpu), directories, ids or .py paths")
     run.add_argument("--problem", action="append", metavar="ID_OR_PATH", help="one problem (repeatable)")
-    run.add_argument("--turns", type=_positive(int), metavar="K",
+    run.add_argument("--turns", type=positive(int), metavar="K",
                      help="turns per conversation: feedback rounds + 1 (1)")
     run.set_defaults(func=cmd_run)
 
