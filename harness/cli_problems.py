@@ -146,7 +146,7 @@ def cmd_problems_new(args) -> int:
     path = folder / f"{args.name}.py"
     if path.exists():
         raise UsageError(f"{path} already exists; pick another name or edit that file")
-    sizes = {"batch": 1024, "dim": 4096} if target == "cpu" else {"batch": 16384, "dim": 32768}
+    sizes = {"batch": 1024, "dim": 4096} if target == "cpu" else {"batch": 16384, "dim": 49152}
     template = (Path(__file__).parent / "templates" / "problem.py.tmpl").read_text()
     text = template.format(title=args.name.replace("_", " ").capitalize(), problem_id=f"{folder.name}/{args.name}",
                            target_line="", **sizes)
@@ -197,7 +197,8 @@ def add_parser(sub, problems_opts) -> None:
         description="Static checks (no device: metadata, signatures, output shapes, bytes and FLOPs on the meta "
                     "device) and, on the problem's target, the full gate: the reference is deterministic for a seed, "
                     "its output differs across seeds and is not degenerate (mostly zeros, constant, passable by a "
-                    "constant, swallowed by the tolerance), its eager time and peak memory are in range. Without a "
+                    "constant, swallowed by the tolerance), fp32 can meet its tolerance (a float64 check), its eager "
+                    "time and peak memory are in range. Without a "
                     "GPU, cuda problems get the static checks only. Exit status 1 if any problem fails.")
     pval.add_argument("problems", nargs="*", metavar="ID", help="problem ids, sets (level1, cpu), directories or "
                                                                ".py paths")
