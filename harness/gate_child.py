@@ -14,7 +14,6 @@ full mode: on the target device, everything the gate needs about the reference's
 from __future__ import annotations
 
 import functools
-import importlib.util
 import inspect
 import json
 import sys
@@ -27,7 +26,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from .check import CHUNK, compare_tensor, tolerances
 from .timing import CpuTimer, CudaTimer, time_interleaved
 from .types import TimingSettings
-from .worker import _trial_seed, exact_fp32
+from .worker import construct, describe, exact_fp32, forward_inputs, import_problem, trial_seed
 
 EAGER_TIMING = TimingSettings(warmup_runs=1, min_runs=3, max_runs=20, target_rse=0.05, budget_s=0.5)  # a size check, not a benchmark
 SEED_A, SEED_B = "gate-a", "gate-b"
@@ -37,46 +36,26 @@ class Stage(Exception):
     """A failure at a named stage (import, construct, inputs, forward); the message says which."""
 
 
-def _describe(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return text if len(text) < 1500 else text[:1500] + " ..."
-
-
 def _at(stage: str, fn, *args):
     try:
         return fn(*args)
     except BaseException as exc:  # noqa: BLE001 - a problem file may raise anything, SystemExit too
-        raise Stage(f"{stage}: {_describe(exc)}") from exc
-
-
-def load(path: str):
-    spec = importlib.util.spec_from_file_location("gate_problem", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _cast(x, device, dtype):
-    if isinstance(x, torch.Tensor):
-        return x.to(device=device, dtype=dtype) if x.is_floating_point() else x.to(device)
-    return x
+        raise Stage(f"{stage}: {describe(exc)}") from exc
 
 
 def make_inputs(module, device, dtype, seed_label: str | None) -> list:
     if seed_label is not None:
-        torch.manual_seed(_trial_seed(0, seed_label))
-    with torch.device(device):
-        raw = _at("get_inputs() failed", module.get_inputs)
-    if not isinstance(raw, (list, tuple)):
-        raise Stage(f"get_inputs() returned {type(raw).__name__}, not a list")
-    return [_cast(x, device, dtype) for x in raw]
+        torch.manual_seed(trial_seed(0, seed_label))
+    return _at("get_inputs() failed", forward_inputs, module, device, dtype)
 
 
-def construct(module, init_inputs, device, dtype):
-    torch.manual_seed(_trial_seed(0, "init"))
+def build_model(module, init_inputs, device, dtype):
+    """Model as evaluations build it; on the meta device, created there directly (no memory at any size)."""
+    if device.type != "meta":
+        return _at("constructing Model failed", construct, module.Model, init_inputs, device, dtype,
+                   trial_seed(0, "init"))
     with torch.device(device):
-        model = _at("constructing Model failed", lambda: module.Model(*init_inputs))
-    return _at("moving Model to the device failed", lambda: model.to(device=device, dtype=dtype))
+        return _at("constructing Model failed", lambda: module.Model(*init_inputs).to(dtype=dtype))
 
 
 def check_signatures(module, init_inputs: list, n_inputs: int) -> None:
@@ -134,11 +113,11 @@ def static_observation(module) -> dict:
     try:
         # Gradients stay on: meta tensors cost nothing, and the FLOP counter's module tracker fails under
         # no_grad on views of parameters (learned query tokens expanded over the batch).
-        model = construct(module, init_inputs, meta, torch.float32)
+        model = build_model(module, init_inputs, meta, torch.float32)
         output, flops = counted_forward(model, inputs)
         obs.update(shape_facts(model, inputs, output), flops=flops)
     except Exception as exc:  # noqa: BLE001 - data-dependent ops have no meta kernels; the full gate runs them
-        obs["meta_error"] = _describe(exc)
+        obs["meta_error"] = describe(exc)
     return obs
 
 
@@ -204,14 +183,14 @@ def full_observation(module, target: str, atol_override, rtol_override) -> dict:
             sync()
             base = torch.cuda.memory_allocated(device)
             torch.cuda.reset_peak_memory_stats(device)
-        model = construct(module, init_inputs, device, dtype)
+        model = build_model(module, init_inputs, device, dtype)
         inputs = make_inputs(module, device, dtype, SEED_A)
         clones = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         first = _at("Model.forward failed", model, *clones)
         sync()
         del clones
         again_inputs = make_inputs(module, device, dtype, SEED_A)  # fresh tensors, same seed
-        torch.manual_seed(_trial_seed(0, "gate-rerun"))  # but not the same RNG state: randomness in forward shows
+        torch.manual_seed(trial_seed(0, "gate-rerun"))  # but not the same RNG state: randomness in forward shows
         again = _at("Model.forward failed (second run)", model, *again_inputs)
         sync()
         if cuda:
@@ -224,7 +203,7 @@ def full_observation(module, target: str, atol_override, rtol_override) -> dict:
             try:
                 obs["flops"] = counted_forward(model, inputs)[1]
             except Exception as exc:  # noqa: BLE001
-                obs["flop_count_error"] = _describe(exc)
+                obs["flop_count_error"] = describe(exc)
         obs["deterministic"] = _compare_all(again, first, atol, rtol)
         del again, again_inputs
         other_inputs = make_inputs(module, device, dtype, SEED_B)
@@ -235,7 +214,6 @@ def full_observation(module, target: str, atol_override, rtol_override) -> dict:
         obs["stats"] = [output_stats(t, atol, rtol) for t in tensors(first)]
         timings, _ = time_interleaved({"reference": functools.partial(model, *inputs)}, timer, EAGER_TIMING)
         obs["eager_ms"] = timings["reference"].median_ms
-        obs["eager_rse"] = timings["reference"].rse
         del inputs
         precision_check(obs, module, model, first, device, atol, rtol)
     obs.update(atol=atol, rtol=rtol)
@@ -249,7 +227,7 @@ def precision_check(obs: dict, module, model, first, device, atol: float, rtol: 
         exact_model = model.to(torch.float64)  # the last use of the model: converted in place
         exact = exact_model(*make_inputs(module, device, torch.float64, SEED_A))
     except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel on some devices
-        obs["precision_error"] = _describe(exc)
+        obs["precision_error"] = describe(exc)
         return
     obs["precision"] = [
         _compare_one(mine, ref.to(mine.dtype), atol / 2, rtol / 2)
@@ -258,7 +236,7 @@ def precision_check(obs: dict, module, model, first, device, atol: float, rtol: 
 
 def observe(path: str, mode: str, target: str, atol, rtol) -> dict:
     try:
-        module = _at("importing the problem failed", load, path)
+        module = _at("importing the problem failed", import_problem, path)
         if mode == "static":
             return static_observation(module)
         return full_observation(module, target, atol, rtol)
@@ -266,10 +244,10 @@ def observe(path: str, mode: str, target: str, atol, rtol) -> dict:
         traceback.print_exc()
         return {"error": str(exc)}
     except torch.cuda.OutOfMemoryError as exc:
-        return {"error": f"out of GPU memory: {_describe(exc)}"}
+        return {"error": f"out of GPU memory: {describe(exc)}"}
     except Exception as exc:  # noqa: BLE001 - anything else the reference does wrong is its failure too
         traceback.print_exc()
-        return {"error": f"the reference failed: {_describe(exc)}"}
+        return {"error": f"the reference failed: {describe(exc)}"}
     finally:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.empty_cache()

@@ -64,17 +64,12 @@ def run_child(args: list[str], *, env: dict[str, str], timeout_s: float, log_pat
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             env=env, cwd=cwd, start_new_session=True,
         )
-        _running.add(proc.pid)
         timed_out = False
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            # Also reaps anything the child left running in its group (threads of work, daemons).
-            kill_group(proc.pid)
-            proc.wait()
-            _running.discard(proc.pid)
+        with track(proc):  # on leaving, also reaps what the child left in its group (threads, daemons)
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
     return ChildOutcome(None if timed_out else proc.returncode, timed_out, time.monotonic() - start)
 
 

@@ -51,14 +51,14 @@ def failing_as(what: str):
         yield
     except BaseException as exc:
         traceback.print_exc()
-        raise EvalFailure("runtime_error", f"{what}: {_describe(exc)}") from None
+        raise EvalFailure("runtime_error", f"{what}: {describe(exc)}") from None
 
 
-def _trial_seed(seed: int, label: str) -> int:
+def trial_seed(seed: int, label: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{label}".encode()).digest()[:8], "little") >> 1
 
 
-def _import_problem(path: str):
+def import_problem(path: str):
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("reference_problem", path)
@@ -67,7 +67,28 @@ def _import_problem(path: str):
     return module
 
 
-def _describe(exc: BaseException) -> str:
+def forward_inputs(problem, device, dtype) -> list:
+    """get_inputs() as evaluations run it: generated on the device (same distribution, far faster for
+    large inputs), floating tensors cast to `dtype`, integer and bool ones only moved."""
+    import torch
+
+    with torch.device(device):
+        raw = problem.get_inputs()
+    if not isinstance(raw, (list, tuple)):
+        raise TypeError(f"get_inputs() returned {type(raw).__name__}, not a list")
+    return [x.to(device=device, dtype=dtype) if isinstance(x, torch.Tensor) and x.is_floating_point()
+            else x.to(device) if isinstance(x, torch.Tensor) else x for x in raw]
+
+
+def construct(cls, init_inputs, device, dtype, seed: int):
+    """A module as evaluations build it: seeded, constructed on the CPU, then moved and cast."""
+    import torch
+
+    torch.manual_seed(seed)
+    return cls(*init_inputs).to(device=device, dtype=dtype)
+
+
+def describe(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".strip()
     return text if len(text) < 2000 else text[:2000] + " ..."
 
@@ -105,33 +126,29 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
     report = dict(device_name=device_name, torch_version=torch.__version__)
 
     with failing_as("problem error: importing the problem failed"):
-        problem = _import_problem(spec.problem_path)
+        problem = import_problem(spec.problem_path)
         init_inputs = problem.get_init_inputs()
     if not isinstance(init_inputs, (list, tuple)):
         raise EvalFailure("runtime_error",
                           f"problem error: get_init_inputs() returned {type(init_inputs).__name__}, not a list")
 
     def make_inputs(label: str) -> list:
-        torch.manual_seed(_trial_seed(spec.seed, label))
-        with torch.device(device):  # generate on the device: same distribution, far faster for large inputs
-            raw = problem.get_inputs()
-        return [x.to(device=device, dtype=dtype) if isinstance(x, torch.Tensor) and x.is_floating_point()
-                else x.to(device) if isinstance(x, torch.Tensor) else x for x in raw]
+        torch.manual_seed(trial_seed(spec.seed, label))
+        return forward_inputs(problem, device, dtype)
 
     def clone(inputs: list) -> list:
         return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    init_seed = _trial_seed(spec.seed, "init")
+    init_seed = trial_seed(spec.seed, "init")
     with torch.no_grad():
         with failing_as("problem error: constructing Model failed"):
-            torch.manual_seed(init_seed)
-            reference = problem.Model(*init_inputs).to(device=device, dtype=dtype)
+            reference = construct(problem.Model, init_inputs, device, dtype, init_seed)
 
         install_extension_loader(Path(spec.build_dir), "load")
         with failing_as("constructing ModelNew failed"):
             module = import_candidate(Path(spec.build_dir))
-            torch.manual_seed(init_seed)  # same seed: same initial parameters as the reference
-            candidate = module.ModelNew(*init_inputs).to(device=device, dtype=dtype)
+            # same seed: same initial parameters as the reference
+            candidate = construct(module.ModelNew, init_inputs, device, dtype, init_seed)
 
         worst_abs = worst_rel = 0.0
         for trial in range(spec.trials):
@@ -186,7 +203,7 @@ def main(argv: list[str]) -> int:
         report = WorkerReport(status=failure.status, error=str(failure), device_name="", torch_version="")
     except BaseException as exc:
         traceback.print_exc()
-        report = WorkerReport(status="runtime_error", error=_describe(exc), device_name="", torch_version="")
+        report = WorkerReport(status="runtime_error", error=describe(exc), device_name="", torch_version="")
     write_atomic(Path(spec.result_path), report.model_dump_json())
     sys.stdout.flush()
     sys.stderr.flush()
