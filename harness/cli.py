@@ -156,7 +156,7 @@ def _settings(args):
     return load_settings(results_dir=args.results_dir, db_path=args.db, trials=args.trials,
                          build_timeout_s=args.build_timeout, eval_timeout_s=args.eval_timeout,
                          build_workers=args.build_workers, force=args.force or None,
-                         timing={"budget_s": args.timing_budget})
+                         max_speedup=args.max_speedup, timing={"budget_s": args.timing_budget})
 
 
 def cmd_eval(args) -> int:
@@ -388,6 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="seconds of timing per candidate before stopping unconverged (default 5)")
     eval_opts.add_argument("--build-workers", type=positive(int), metavar="N",
                            help="parallel builds (default: number of CPUs)")
+    eval_opts.add_argument("--max-speedup", type=positive(float), metavar="X",
+                           help="flag speedups over eager above this as implausible_speedup; flagged results are "
+                                "not counted (default 10)")
 
     cli_problems.add_parser(sub, problems_opts)
 

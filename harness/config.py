@@ -25,6 +25,10 @@ class Settings(Frozen):
     dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Adaptive timing settings")
     force: bool = Field(default=False, description="Re-evaluate even if the store has the same evaluation")
+    max_speedup: float = Field(default=10.0, gt=1, description="A speedup over eager above this is flagged "
+                                                               "implausible_speedup and not counted")
+    static_rules: bool = Field(default=True, description="Apply the static integrity rules; off only to test "
+                                                         "the runtime defenses on their own")
 
     @field_validator("results_dir", "db_path")
     @classmethod
@@ -43,7 +47,7 @@ class Settings(Frozen):
 
 ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_TRIALS": "trials",
        "HARNESS_BUILD_TIMEOUT": "build_timeout_s", "HARNESS_EVAL_TIMEOUT": "eval_timeout_s",
-       "HARNESS_BUILD_WORKERS": "build_workers"}
+       "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_MAX_SPEEDUP": "max_speedup"}
 
 
 def load_settings(**flags) -> Settings:

@@ -14,14 +14,16 @@ from typing import Callable
 
 from .build import build_many, extension_env, torch_version
 from .config import Settings
+from .integrity import plausibility_flags
 from .isolation import child_env, run_child, tail
-from .types import BuildResult, Candidate, DeviceInfo, EvalResult, Problem, WorkerReport, WorkerSpec
+from .types import BuildResult, Candidate, DeviceInfo, EvalResult, Problem, Timing, WorkerReport, WorkerSpec
 
 
 @dataclass(frozen=True)
 class Job:
     problem: Problem
     candidate: Candidate
+    flags: tuple[str, ...] = ()  # from the static rules, carried into the result
 
 
 def eval_env(device: DeviceInfo, settings: Settings) -> dict[str, str]:
@@ -36,11 +38,12 @@ def result_for(job: Job, device: DeviceInfo, **fields) -> EvalResult:
                       target=device.target, device_name=device.name, torch_version=torch_version(), **fields)
 
 
-def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, seed: int) -> EvalResult:
-    """Check and time one built candidate in a fresh child process."""
+def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, seed: int,
+                   baseline: Timing | None = None) -> EvalResult:
+    """Check and time one built candidate in a fresh child process; `baseline` is the reference's clean time."""
     if build.status != "ok":
         status = "timeout" if build.status == "timeout" else "compile_error"
-        return result_for(job, device, status=status, error=build.error, build=build)
+        return result_for(job, device, status=status, error=build.error, build=build, flags=job.flags)
     work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
     try:
         spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
@@ -63,12 +66,15 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
     speedup = None
     if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
         speedup = report.ref_runtime.median_ms / report.runtime.median_ms
+    flags = plausibility_flags(job.problem, report, device, dtype=settings.dtype, max_speedup=settings.max_speedup,
+                               baseline=baseline)
     return result_for(job, device, status=report.status, speedup=speedup, runtime=report.runtime,
                       ref_runtime=report.ref_runtime, check=report.check, error=report.error,
-                      flags=report.flags, build=build)
+                      flags=tuple(dict.fromkeys((*job.flags, *report.flags, *flags))), build=build)
 
 
 def run_jobs(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int, *,
+             baselines: dict[str, Timing] | None = None,
              on_built: Callable[[Candidate, BuildResult], None] | None = None,
              on_evaluated: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
     """Build all distinct candidates, then evaluate each job; results in the order of `jobs`.
@@ -81,7 +87,8 @@ def run_jobs(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int,
                         max_jobs=settings.max_jobs, on_done=on_built)
     results = []
     for i, job in enumerate(jobs):
-        result = evaluate_built(job, builds[job.candidate.sha256], device, settings, seed)
+        result = evaluate_built(job, builds[job.candidate.sha256], device, settings, seed,
+                                (baselines or {}).get(job.problem.sha256))
         if on_evaluated:
             on_evaluated(i, result)
         results.append(result)

@@ -36,7 +36,7 @@ class FactsError(RuntimeError):
     """The GPU could not be queried."""
 
 
-def _datasheet(name: str) -> tuple[float | None, dict[str, float]]:
+def datasheet(name: str) -> tuple[float | None, dict[str, float]]:
     for pattern, bandwidth, tflops in DATASHEET:
         if pattern in name:
             return bandwidth, tflops
@@ -50,7 +50,7 @@ def cuda_facts(device: DeviceInfo) -> TargetFacts:
     if proc.returncode != 0:
         raise FactsError(f"querying {device.name} through torch failed:\n{proc.stderr.strip()[-2000:]}")
     q = json.loads(proc.stdout.strip().splitlines()[-1])
-    bandwidth, tflops = _datasheet(q["name"])
+    bandwidth, tflops = datasheet(q["name"])
     return TargetFacts(target="cuda", name=q["name"], compute_capability=q["cc"], sm_count=q["sms"],
                        memory_gb=round(q["memory"] / 1e9, 1), l2_cache_mb=round(q["l2"] / 2**20, 1) or None,
                        bandwidth_gbs=bandwidth, peak_tflops=tflops)

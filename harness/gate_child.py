@@ -13,7 +13,6 @@ full mode: on the target device, everything the gate needs about the reference's
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
 import sys
@@ -24,7 +23,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from .check import CHUNK, compare_tensor, tolerances
-from .timing import CpuTimer, CudaTimer, time_interleaved
+from .timing import CpuTimer, CudaTimer, Side, time_interleaved
 from .types import TimingSettings
 from .worker import construct, describe, exact_fp32, forward_inputs, import_problem, trial_seed
 
@@ -101,19 +100,19 @@ def counted_forward(model, inputs):
     return output, counter.get_total_flops()
 
 
-def static_observation(module) -> dict:
+def static_observation(module, dtype: torch.dtype = torch.float32) -> dict:
     """Everything knowable without memory or a device, from a forward on the meta device."""
     init_inputs = _at("get_init_inputs() failed", module.get_init_inputs)
     if not isinstance(init_inputs, (list, tuple)):
         raise Stage(f"get_init_inputs() returned {type(init_inputs).__name__}, not a list")
     meta = torch.device("meta")
-    inputs = make_inputs(module, meta, torch.float32, None)
+    inputs = make_inputs(module, meta, dtype, None)
     check_signatures(module, list(init_inputs), len(inputs))
     obs: dict = {"init_inputs": len(init_inputs)}
     try:
         # Gradients stay on: meta tensors cost nothing, and the FLOP counter's module tracker fails under
         # no_grad on views of parameters (learned query tokens expanded over the batch).
-        model = build_model(module, init_inputs, meta, torch.float32)
+        model = build_model(module, init_inputs, meta, dtype)
         output, flops = counted_forward(model, inputs)
         obs.update(shape_facts(model, inputs, output), flops=flops)
     except Exception as exc:  # noqa: BLE001 - data-dependent ops have no meta kernels; the full gate runs them
@@ -212,7 +211,7 @@ def full_observation(module, target: str, atol_override, rtol_override) -> dict:
         obs["seed_variation"] = _compare_all(other, first, atol, rtol)
         del other, other_inputs
         obs["stats"] = [output_stats(t, atol, rtol) for t in tensors(first)]
-        timings, _ = time_interleaved({"reference": functools.partial(model, *inputs)}, timer, EAGER_TIMING)
+        timings, _ = time_interleaved({"reference": Side(lambda args=inputs: ("gate", args), model)}, timer, EAGER_TIMING)
         obs["eager_ms"] = timings["reference"].median_ms
         del inputs
         precision_check(obs, module, model, first, device, atol, rtol)

@@ -28,20 +28,30 @@ class ProblemRow(Frozen):
     flags: tuple[str, ...] = Field(description="Flags raised on the best candidate")
 
 
+class FlaggedRow(Frozen):
+    problem: str = Field(description="Problem id")
+    candidate: str = Field(description="Path (or hash prefix) of the candidate")
+    speedup: float | None = Field(description="The speedup it claimed")
+    runtime_ms: float | None = Field(description="Its median runtime")
+    flags: tuple[str, ...] = Field(description="Why its speed is not trusted")
+
+
 class Summary(Frozen):
     run: str = Field(description="Run name")
     problems: int = Field(description="Distinct problems in the run")
     candidates: int = Field(description="Evaluations in the run")
     compile_rate: float | None = Field(description="Share of candidates with code whose build succeeded")
     correct_rate: float | None = Field(description="Share of candidates that are correct")
-    fast_p: dict[str, float] = Field(description="Share of problems with a correct candidate faster than p x")
-    geomean_speedup: float | None = Field(description="Geometric mean speedup over correct candidates")
+    fast_p: dict[str, float] = Field(description="Share of problems with a counted candidate faster than p x")
+    geomean_speedup: float | None = Field(description="Geometric mean speedup over counted candidates")
+    flagged: int = Field(description="Correct candidates not counted: their speed is flagged as untrustworthy")
     statuses: dict[str, int] = Field(description="Candidates per status")
 
 
 class Leaderboard(Frozen):
     summary: Summary
     problems: list[ProblemRow]
+    flagged: list[FlaggedRow] = Field(description="Correct results left out of every number above")
 
 
 def leaderboard(run: str, results: list[EvalResult]) -> Leaderboard:
@@ -51,8 +61,7 @@ def leaderboard(run: str, results: list[EvalResult]) -> Leaderboard:
     rows = []
     best_by_problem: dict[str, float] = {}
     for problem, items in by_problem.items():
-        correct = [r for r in items if r.status == "correct" and r.speedup is not None]
-        best = max(correct, key=lambda r: r.speedup, default=None)
+        best = max((r for r in items if r.counted), key=lambda r: r.speedup, default=None)
         if best:
             best_by_problem[problem] = best.speedup
         rows.append(ProblemRow(
@@ -62,7 +71,10 @@ def leaderboard(run: str, results: list[EvalResult]) -> Leaderboard:
             flags=best.flags if best else ()))
     with_code = [r for r in results if r.status != "no_code"]
     built = [r for r in with_code if r.build is not None and r.build.status == "ok"]
-    speedups = [r.speedup for r in results if r.status == "correct" and r.speedup]
+    speedups = [r.speedup for r in results if r.counted]
+    flagged = [FlaggedRow(problem=r.problem_id, candidate=r.candidate_label, speedup=r.speedup,
+                          runtime_ms=r.runtime_ms, flags=r.flags)
+               for r in results if r.status == "correct" and not r.counted]
     n_problems = len(by_problem)
     summary = Summary(
         run=run, problems=n_problems, candidates=len(results),
@@ -72,8 +84,9 @@ def leaderboard(run: str, results: list[EvalResult]) -> Leaderboard:
                 for p in FAST_P},
         geomean_speedup=math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else None,
         statuses={s: n for s in STATUSES if (n := sum(r.status == s for r in results))},
+        flagged=len(flagged),
     )
-    return Leaderboard(summary=summary, problems=rows)
+    return Leaderboard(summary=summary, problems=rows, flagged=flagged)
 
 
 def _pct(x: float | None) -> str:
@@ -102,7 +115,17 @@ def render(board: Leaderboard, console: Console) -> None:
         table.add_row(row.problem, str(row.candidates), _x(row.best_speedup), _ms(row.ref_runtime_ms),
                       _ms(row.best_runtime_ms), statuses, ", ".join(row.flags))
     console.print(table)
+    if board.flagged:
+        flagged = Table(title="flagged: correct, but not counted (speed not trusted)", title_justify="left")
+        for name, justify in (("problem", "left"), ("candidate", "left"), ("claimed speedup", "right"),
+                              ("ms", "right"), ("flags", "left")):
+            flagged.add_column(name, justify=justify)
+        for row in board.flagged:
+            flagged.add_row(row.problem, row.candidate, _x(row.speedup), _ms(row.runtime_ms),
+                            f"[red]{', '.join(row.flags)}[/]")
+        console.print(flagged)
     s = board.summary
     fast = "  ".join(f"fast_{p}={_pct(v)}" for p, v in s.fast_p.items())
     console.print(f"{s.problems} problems, {s.candidates} candidates | compiled {_pct(s.compile_rate)} | "
-                  f"correct {_pct(s.correct_rate)} | {fast} | geomean speedup {_x(s.geomean_speedup)}")
+                  f"correct {_pct(s.correct_rate)} | {fast} | geomean speedup {_x(s.geomean_speedup)}"
+                  + (f" | {s.flagged} flagged, not counted" if s.flagged else ""))

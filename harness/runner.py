@@ -1,4 +1,4 @@
-"""Orchestration: candidates for problems -> (store hit | precheck | build + evaluate) -> store.
+"""Orchestration: candidates for problems -> (precheck | static rules | store hit | build + evaluate) -> store.
 
 The only module that knows the whole chain.
 """
@@ -6,12 +6,15 @@ The only module that knows the whole chain.
 from __future__ import annotations
 
 import secrets
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from .baseline import eager_baselines
 from .config import Settings
 from .executor import Job, result_for, run_jobs
 from .problems import REPO_ROOT
+from .rules import check as check_rules
 from .static import load_candidate, precheck
 from .store import Store
 from .types import BuildResult, Candidate, DeviceInfo, EvalResult, Problem
@@ -46,6 +49,7 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
     Returns (evaluation row id, result) per job, in order.
     """
     events = events or Events()
+    jobs = list(jobs)  # rule flags are added to our copy
     store.ensure_run(run, kind=kind, target=device.target, device_name=device.name, model=model)
     results: dict[int, tuple[int, EvalResult]] = {}
     pending: list[int] = []
@@ -63,18 +67,27 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
         if verdict:
             record(index, result_for(job, device, status=verdict[0], error=verdict[1]))
             continue
+        if settings.static_rules:
+            rules = check_rules(job.candidate.source)
+            if rules.rejections:
+                record(index, result_for(job, device, status="rejected", error=rules.message()))
+                continue
+            jobs[index] = job = replace(job, flags=rules.flags)
         hit = None if settings.force else store.find(job.candidate.sha256, job.problem.sha256, device.name,
                                                       device.target)
         if hit:
             row_id, stored = hit
             record(index, stored.model_copy(update={"cached": True, "candidate_path": job.candidate.path,
-                                                    "problem_id": job.problem.id}), reused_from=row_id)
+                                                    "problem_id": job.problem.id,
+                                                    "flags": tuple(dict.fromkeys((*job.flags, *stored.flags)))}),
+                   reused_from=row_id)
         else:
             pending.append(index)
 
     events.planned(len({jobs[i].candidate.sha256 for i in pending}), len(pending))
     seed = secrets.randbits(63)  # secret per invocation: candidates cannot predict their inputs
-    run_jobs([jobs[i] for i in pending], device, settings, seed, on_built=events.built,
+    baselines = eager_baselines([jobs[i].problem for i in pending], device, settings, store) if pending else {}
+    run_jobs([jobs[i] for i in pending], device, settings, seed, baselines=baselines, on_built=events.built,
              on_evaluated=lambda position, result: record(pending[position], result))
     return [results[i] for i in range(len(jobs))]
 

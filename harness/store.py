@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .types import PROTOCOL_VERSION, Completion, CompletionRequest, EvalResult, Usage
+from .types import PROTOCOL_VERSION, Completion, CompletionRequest, EvalResult, Timing, Usage
 
-SCHEMA_VERSION = 2
+# (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
+BaselineKey = tuple[str, str, str, str, str, int, str]
+
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -92,7 +95,23 @@ CREATE TABLE IF NOT EXISTS turns (
 );
 """
 
+BASELINES = """
+CREATE TABLE IF NOT EXISTS baselines (
+    problem_sha256 TEXT NOT NULL,
+    device_name TEXT NOT NULL,
+    target TEXT NOT NULL,
+    torch_version TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    protocol_version INTEGER NOT NULL,
+    kind TEXT NOT NULL,            -- 'eager': the reference alone, in a process no candidate has touched
+    timing_json TEXT NOT NULL,     -- a Timing
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
+);
+"""
+
 # Version 1 predates the LLM loop: it lacks the run config and the conversation tables.
+# Version 2 predates the integrity checks: it lacks the baselines.
 MIGRATE_1_TO_2 = "ALTER TABLE runs ADD COLUMN config TEXT;\n" + CONVERSATIONS
 
 
@@ -168,7 +187,8 @@ class Store:
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{self.path}: schema version {version} is newer than this harness "
                                  f"understands ({SCHEMA_VERSION}); upgrade kernel-harness")
-            script = {0: SCHEMA + CONVERSATIONS, 1: MIGRATE_1_TO_2}.get(version, "")
+            script = {0: SCHEMA + CONVERSATIONS + BASELINES, 1: MIGRATE_1_TO_2 + BASELINES,
+                      2: BASELINES}.get(version, "")
             for statement in filter(str.strip, script.split(";")):
                 self.db.execute(statement)
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -250,6 +270,18 @@ class Store:
             return int(cursor.lastrowid)
 
     # ---- reading ----
+
+    def add_baseline(self, key: BaselineKey, timing: Timing) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO baselines (problem_sha256, device_name, target, torch_version, "
+                            "dtype, protocol_version, kind, timing_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            (*key, timing.model_dump_json(), _now()))
+
+    def baseline(self, key: BaselineKey) -> Timing | None:
+        row = self.db.execute("SELECT timing_json FROM baselines WHERE problem_sha256 = ? AND device_name = ? AND "
+                              "target = ? AND torch_version = ? AND dtype = ? AND protocol_version = ? AND kind = ?",
+                              key).fetchone()
+        return Timing.model_validate_json(row[0]) if row else None
 
     def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str) -> tuple[int, EvalResult] | None:
         """The latest reusable evaluation of this candidate on this problem and device (timeouts are retried)."""

@@ -23,8 +23,12 @@ STATUSES: tuple[Status, ...] = (
 
 BuildStatus = Literal["ok", "compile_error", "timeout"]
 
+# Flags that say a correct result's speed cannot be trusted: such a result never counts in fast_p, the
+# geometric mean or "best" (see harness/integrity.py). Other flags (noisy_timing, torch_ops) inform.
+EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work"})
+
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 2  # 2: fp32 evaluations with TF32 off in cuDNN too
+PROTOCOL_VERSION = 3  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses
 
 
 class Frozen(BaseModel):
@@ -103,6 +107,8 @@ class Timing(Frozen):
     min_ms: float = Field(description="Fastest call")
     n: int = Field(description="Timed calls")
     rse: float = Field(description="Relative standard error of the mean: std / sqrt(n) / mean")
+    wall_median_ms: float | None = Field(default=None, description="Median host wall time of the same calls, "
+                                                                   "device-wide sync included")
 
 
 class WorkerReport(Frozen):
@@ -116,6 +122,8 @@ class WorkerReport(Frozen):
     flags: tuple[str, ...] = Field(default=(), description="Warnings about the measurement")
     device_name: str = Field(description="Device name as torch reports it")
     torch_version: str = Field(description="torch.__version__ in the child")
+    bytes_moved: int | None = Field(default=None, description="Inputs + parameters + outputs, in bytes (eval dtype)")
+    flops: int | None = Field(default=None, description="FLOPs of one forward, from torch's FLOP counter")
 
 
 class EvalResult(Frozen):
@@ -138,6 +146,11 @@ class EvalResult(Frozen):
     flags: tuple[str, ...] = Field(default=(), description="Measurement warnings, empty when clean")
     build: BuildResult | None = Field(default=None, description="Build outcome (log included)")
     cached: bool = Field(default=False, description="Served from the store instead of re-evaluated")
+
+    @property
+    def counted(self) -> bool:
+        """Correct, with a speedup, and no flag that makes its speed untrustworthy."""
+        return self.status == "correct" and self.speedup is not None and not EXCLUDING_FLAGS & set(self.flags)
 
     @property
     def candidate_label(self) -> str:
@@ -163,6 +176,7 @@ class EvalResult(Frozen):
             "ref_runtime_ms": self.ref_runtime_ms,
             "error": self.error,
             "flags": list(self.flags),
+            "counted": self.counted,
             "max_abs_err": self.check.max_abs_err if self.check else None,
             "max_rel_err": self.check.max_rel_err if self.check else None,
             "mismatch_fraction": self.check.mismatch_fraction if self.check else None,
@@ -196,6 +210,25 @@ class WorkerSpec(Frozen):
     rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
     result_path: str = Field(description="Where the child writes its WorkerReport JSON")
+
+
+class BaselineSpec(Frozen):
+    """What the parent asks a clean child to measure: the reference alone, for each problem."""
+
+    problem_paths: tuple[str, ...] = Field(description="Problem files, measured one after another")
+    target: Target = Field(description="cuda or cpu")
+    dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
+    seed: int = Field(description="Secret seed for the inputs")
+    timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
+    result_path: str = Field(description="Where the child writes its results (JSON list, one per problem)")
+
+
+class BaselineReport(Frozen):
+    """One problem's clean measurement of its reference."""
+
+    problem_path: str = Field(description="Problem file")
+    timing: Timing | None = Field(default=None, description="The reference's timing, or None if it failed")
+    error: str | None = Field(default=None, description="Why it could not be measured")
 
 
 # ---- the LLM side ----

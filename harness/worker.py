@@ -2,6 +2,7 @@
 
   python -m harness.worker build DIR        import DIR/candidate.py once, building its extensions
   python -m harness.worker eval SPEC.json   check the built candidate against the reference, time both
+  python -m harness.worker baseline SPEC.json   time references alone, in a process no candidate touched
 
 Whatever the candidate does (segfault, os._exit, exceptions, endless loops), the parent sees it
 from the outside; this process only reports what it could observe, as WorkerReport JSON.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import sys
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from .build import NO_GPU_HINT, import_candidate, install_extension_loader, write_manifest
 from .isolation import write_atomic
-from .types import CheckResult, WorkerReport, WorkerSpec
+from .types import BaselineReport, BaselineSpec, CheckResult, WorkerReport, WorkerSpec
 
 
 def build_main(directory: Path) -> int:
@@ -49,6 +51,8 @@ def failing_as(what: str):
     """Turn anything raised inside (SystemExit too) into a runtime_error that says what failed."""
     try:
         yield
+    except EvalFailure:
+        raise  # already a verdict (a defense fired inside)
     except BaseException as exc:
         traceback.print_exc()
         raise EvalFailure("runtime_error", f"{what}: {describe(exc)}") from None
@@ -100,27 +104,19 @@ def exact_fp32(torch) -> None:
     torch.backends.cudnn.allow_tf32 = False
 
 
+RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked again (besides the first two)
+
+
 def eval_main(spec: WorkerSpec) -> WorkerReport:
+    import random
+
     import torch
 
     from .check import compare, same_values, tolerances
-    from .timing import CpuTimer, CudaTimer, time_interleaved
+    from .defenses import Guard, identical, output_problem, poison, poison_free_memory, snapshot
+    from .timing import Side, time_interleaved
 
-    if spec.target == "cuda":
-        if not torch.cuda.is_available():
-            raise RuntimeError("target cuda, but torch in the evaluation process sees no GPU "
-                               f"(torch {torch.__version__}, CUDA build {torch.version.cuda})")
-        device = torch.device("cuda", 0)
-        torch.cuda.set_device(device)
-        exact_fp32(torch)
-        device_name = torch.cuda.get_device_name(device)
-        timer = CudaTimer(device)
-        sync = torch.cuda.synchronize
-    else:
-        device = torch.device("cpu")
-        device_name = "cpu"
-        timer = CpuTimer()
-        sync = lambda: None  # noqa: E731
+    device, device_name, timer, sync = target_device(torch, spec.target)
     dtype = getattr(torch, spec.dtype)
     atol, rtol = tolerances(dtype, spec.atol, spec.rtol)
     report = dict(device_name=device_name, torch_version=torch.__version__)
@@ -131,6 +127,7 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
     if not isinstance(init_inputs, (list, tuple)):
         raise EvalFailure("runtime_error",
                           f"problem error: get_init_inputs() returned {type(init_inputs).__name__}, not a list")
+    report.update(problem_costs(problem, dtype))
 
     def make_inputs(label: str) -> list:
         torch.manual_seed(trial_seed(spec.seed, label))
@@ -139,56 +136,198 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
     def clone(inputs: list) -> list:
         return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
+    def incorrect(message: str, trials: int, result=None) -> WorkerReport:
+        check = CheckResult(status="incorrect", trials=trials, atol=atol, rtol=rtol, message=message,
+                            max_abs_err=getattr(result, "max_abs_err", None),
+                            max_rel_err=getattr(result, "max_rel_err", None),
+                            mismatch_fraction=getattr(result, "mismatch_fraction", None))
+        return WorkerReport(status="incorrect", check=check, error=message, **report)
+
+    def run_candidate(args: list, what: str):
+        """One checked call: fresh poison first, then the output copied the moment forward returns."""
+        poison_free_memory(device)
+        with failing_as(f"ModelNew.forward failed ({what})"):
+            out = candidate(*args)
+            sync()
+        guard.verify(f"in forward, {what}")
+        problem_text = output_problem(out)
+        if problem_text:
+            raise EvalFailure("incorrect", f"{what}: {problem_text}")
+        return out, snapshot(out)
+
     init_seed = trial_seed(spec.seed, "init")
-    with torch.no_grad():
-        with failing_as("problem error: constructing Model failed"):
-            reference = construct(problem.Model, init_inputs, device, dtype, init_seed)
+    try:
+        with torch.no_grad():
+            with failing_as("problem error: constructing Model failed"):
+                reference = construct(problem.Model, init_inputs, device, dtype, init_seed)
 
-        install_extension_loader(Path(spec.build_dir), "load")
-        with failing_as("constructing ModelNew failed"):
-            module = import_candidate(Path(spec.build_dir))
-            # same seed: same initial parameters as the reference
-            candidate = construct(module.ModelNew, init_inputs, device, dtype, init_seed)
+            guard = Guard()  # before the candidate's code runs at all
+            install_extension_loader(Path(spec.build_dir), "load")
+            with failing_as("constructing ModelNew failed"):
+                module = import_candidate(Path(spec.build_dir))
+                guard.verify("at import")
+                # same seed: same initial parameters as the reference
+                candidate = construct(module.ModelNew, init_inputs, device, dtype, init_seed)
+            guard.verify("in ModelNew.__init__")
 
-        worst_abs = worst_rel = 0.0
-        for trial in range(spec.trials):
-            inputs = make_inputs(f"trial{trial}")
-            mine = clone(inputs)
-            with failing_as(f"ModelNew.forward failed (trial {trial})"):
-                out = candidate(*mine)  # the candidate runs first, on its own copy
-                sync()
-            changed = [i for i, (a, b) in enumerate(zip(mine, inputs, strict=True))
-                       if isinstance(a, torch.Tensor) and not same_values(a, b)]
-            with failing_as("reference Model failed (problem error)"):
-                expected = reference(*inputs)
-                sync()
-            result = compare(out, expected, atol, rtol)
-            if changed:
-                result.ok, result.message = False, f"ModelNew.forward modified its input(s) {changed} (trial {trial})"
-            if not result.ok:
-                check = CheckResult(status="incorrect", trials=trial + 1, max_abs_err=result.max_abs_err,
-                                    max_rel_err=result.max_rel_err, mismatch_fraction=result.mismatch_fraction,
-                                    atol=atol, rtol=rtol, message=f"trial {trial}: {result.message}")
-                return WorkerReport(status="incorrect", check=check, error=check.message, **report)
-            worst_abs = max(worst_abs, result.max_abs_err or 0.0)
-            worst_rel = max(worst_rel, result.max_rel_err or 0.0)
-            del out, expected, mine, inputs
-        check = CheckResult(status="correct", trials=spec.trials, max_abs_err=worst_abs, max_rel_err=worst_rel,
-                            mismatch_fraction=0.0, atol=atol, rtol=rtol)
+            worst_abs = worst_rel = 0.0
+            for trial in range(spec.trials):
+                inputs = make_inputs(f"trial{trial}")
+                mine = clone(inputs)
+                out, copy = run_candidate(mine, f"trial {trial}")
+                changed = [i for i, (a, b) in enumerate(zip(mine, inputs, strict=True))
+                           if isinstance(a, torch.Tensor) and not same_values(a, b)]
+                if changed:
+                    return incorrect(f"trial {trial}: ModelNew.forward modified its input(s) {changed}", trial + 1)
+                if trial == 0:  # the same input twice: uninitialised memory or races show as disagreement
+                    again, _ = run_candidate(clone(inputs), "trial 0, second run on the same input")
+                    result = compare(again, copy, atol, rtol)
+                    if not result.ok:
+                        return incorrect("two runs on the same input disagree (uninitialised memory or a race): "
+                                         + result.message, 1, result)
+                    del again
+                with failing_as("reference Model failed (problem error)"):
+                    expected = reference(*inputs)
+                    sync()
+                result = compare(copy, expected, atol, rtol)
+                if not result.ok:
+                    return incorrect(f"trial {trial}: {result.message}", trial + 1, result)
+                if not identical(out, copy):
+                    return incorrect(f"trial {trial}: the output changed after forward returned "
+                                     "(work still running in the background)", trial + 1)
+                worst_abs = max(worst_abs, result.max_abs_err or 0.0)
+                worst_rel = max(worst_rel, result.max_rel_err or 0.0)
+                poison(expected)
+                del out, copy, expected, mine, inputs
 
-        ref_inputs = make_inputs("timing")
-        cand_inputs = clone(ref_inputs)
-        with failing_as("failed while timing"):
-            timings, converged = time_interleaved(
-                {"reference": lambda: reference(*ref_inputs), "candidate": lambda: candidate(*cand_inputs)},
-                timer, spec.timing)
-    flags = () if converged else ("noisy_timing",)
+            # Timing: fresh inputs for every call; some candidate outputs are checked again, chosen by a
+            # secret draw, against the reference on a pristine copy of the same inputs.
+            draw = random.Random(trial_seed(spec.seed, "recheck"))
+            rechecked = 0
+
+            def recheck(side: str, round_: int, label: str, args: list, out) -> None:
+                nonlocal rechecked
+                if side != "candidate" or (round_ >= 2 and draw.random() >= RECHECK_SHARE):
+                    return
+                problem_text = output_problem(out)
+                if problem_text:
+                    raise EvalFailure("incorrect", f"timed call {round_}: {problem_text}")
+                copy = snapshot(out)
+                guard.verify(f"in forward, timed call {round_}")
+                with failing_as("reference Model failed (problem error)"):
+                    expected = reference(*make_inputs(label))
+                    sync()
+                result = compare(copy, expected, atol, rtol)
+                if not result.ok:
+                    raise EvalFailure("incorrect", f"timed call {round_}: the output is wrong on fresh inputs "
+                                                   f"(a cached or stale result?): {result.message}")
+                if not identical(out, copy):
+                    raise EvalFailure("incorrect", f"timed call {round_}: the output changed after forward "
+                                                   "returned (work still running in the background)")
+                poison(expected)
+                rechecked += 1
+
+            def side(name: str, fn) -> Side:
+                counter = iter(range(1 << 62))
+
+                def prepare():
+                    label = f"timing-{name}-{next(counter)}"
+                    return label, make_inputs(label)
+                return Side(prepare, fn)
+
+            with failing_as("failed while timing"):
+                timings, converged = time_interleaved(
+                    {"reference": side("reference", reference), "candidate": side("candidate", candidate)},
+                    timer, spec.timing, inspect=recheck)
+            guard.verify("while being timed")
+    except EvalFailure as failure:  # verdicts reached inside: incorrect, rejected (Tampered), runtime_error
+        if failure.status == "incorrect":
+            return incorrect(str(failure), spec.trials)
+        return WorkerReport(status=failure.status, error=str(failure), **report)
+    check = CheckResult(status="correct", trials=spec.trials, max_abs_err=worst_abs, max_rel_err=worst_rel,
+                        mismatch_fraction=0.0, atol=atol, rtol=rtol,
+                        message=f"{spec.trials} trials and {rechecked} timed calls checked")
+    flags = hidden_work(timings["candidate"], timings["reference"]) if spec.target == "cuda" else []
+    if not converged:
+        flags.append("noisy_timing")
     return WorkerReport(status="correct", check=check, runtime=timings["candidate"],
-                        ref_runtime=timings["reference"], flags=flags, **report)
+                        ref_runtime=timings["reference"], flags=tuple(flags), **report)
+
+
+HIDDEN_MIN_MS = 0.05
+HIDDEN_SHARE = 0.2
+
+
+def hidden_work(candidate, reference) -> list[str]:
+    """Flag work the CUDA events did not see: the candidate's wall clock (sync included) exceeds its
+    event time by more than the reference's does, by at least 50 us and 20% of its event time."""
+    extra = (candidate.wall_median_ms - candidate.median_ms) - (reference.wall_median_ms - reference.median_ms)
+    return ["hidden_work"] if extra > max(HIDDEN_MIN_MS, HIDDEN_SHARE * candidate.median_ms) else []
+
+
+def problem_costs(problem, dtype) -> dict:
+    """Bytes of inputs, parameters and outputs and FLOPs of one forward, on the meta device (no memory)."""
+    from .gate_child import Stage, static_observation
+
+    try:
+        obs = static_observation(problem, dtype)
+    except Stage:
+        return {}
+    if "meta_error" in obs:
+        return {}
+    return {"bytes_moved": obs["input_bytes"] + obs["param_bytes"] + obs["output_bytes"],
+            "flops": obs.get("flops") or None}
+
+
+def target_device(torch, target: str):
+    """The device, its name, a timer and a sync for `target` (cuda: the one visible GPU, TF32 off)."""
+    from .timing import CpuTimer, CudaTimer
+
+    if target == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError("target cuda, but torch in the evaluation process sees no GPU "
+                               f"(torch {torch.__version__}, CUDA build {torch.version.cuda})")
+        device = torch.device("cuda", 0)
+        torch.cuda.set_device(device)
+        exact_fp32(torch)
+        return device, torch.cuda.get_device_name(device), CudaTimer(device), torch.cuda.synchronize
+    return torch.device("cpu"), "cpu", CpuTimer(), (lambda: None)
+
+
+def baseline_main(spec: BaselineSpec) -> list[BaselineReport]:
+    """The reference alone, timed with the evaluation protocol (fresh inputs per call)."""
+    import torch
+
+    from .timing import Side, time_interleaved
+
+    device, _, timer, _ = target_device(torch, spec.target)
+    dtype = getattr(torch, spec.dtype)
+    reports = []
+    for path in spec.problem_paths:
+        try:
+            problem = import_problem(path)
+            with torch.no_grad():
+                model = construct(problem.Model, problem.get_init_inputs(), device, dtype,
+                                  trial_seed(spec.seed, "init"))
+
+                def prepare(counter=iter(range(1 << 62)), problem=problem):
+                    label = f"baseline-{next(counter)}"
+                    torch.manual_seed(trial_seed(spec.seed, label))
+                    return label, forward_inputs(problem, device, dtype)
+
+                timings, _ = time_interleaved({"reference": Side(prepare, model)}, timer, spec.timing)
+            reports.append(BaselineReport(problem_path=path, timing=timings["reference"]))
+        except Exception as exc:  # noqa: BLE001 - a broken problem is reported by its evaluation
+            reports.append(BaselineReport(problem_path=path, error=describe(exc)))
+        finally:
+            model = problem = None
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+    return reports
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] not in ("build", "eval"):
+    if len(argv) != 2 or argv[0] not in ("build", "eval", "baseline"):
         print(__doc__, file=sys.stderr)
         return 2
     if argv[0] == "build":
@@ -196,6 +335,11 @@ def main(argv: list[str]) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # threads the candidate started at import must not keep the builder alive
+    if argv[0] == "baseline":
+        spec = BaselineSpec.model_validate_json(Path(argv[1]).read_text())
+        reports = baseline_main(spec)
+        write_atomic(Path(spec.result_path), json.dumps([r.model_dump(mode="json") for r in reports]))
+        os._exit(0)
     spec = WorkerSpec.model_validate_json(Path(argv[1]).read_text())
     try:
         report = eval_main(spec)
@@ -212,4 +356,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # Run as harness.worker, not __main__: the defenses raise harness.worker.EvalFailure, which must be
+    # the very class this module catches.
+    from harness.worker import main as module_main
+    sys.exit(module_main(sys.argv[1:]))

@@ -11,15 +11,14 @@ PROBLEM = FIXTURES / "problems" / "relu.py"
 CANDIDATES = {
     "correct": SOLUTIONS / "correct" / "cpu_relu.py",
     "leaky_same_ext_name": SOLUTIONS / "wrong" / "cpu_relu_leaky.py",
-    "compile_error": SOLUTIONS / "wrong" / "cpu_compile_error.py",
+    "compile_error": SOLUTIONS / "crash" / "cpu_compile_error.py",
     "no_model_new": SOLUTIONS / "wrong" / "no_model_new.py",
     "segfault": SOLUTIONS / "crash" / "cpu_segfault.py",
     "infinite_loop": SOLUTIONS / "crash" / "cpu_infinite_loop.py",
     "cxx_exception": SOLUTIONS / "crash" / "cpu_cxx_exception.py",
     "os_exit": SOLUTIONS / "crash" / "os_exit.py",
-    "read_env": SOLUTIONS / "exploit" / "read_env.py",
+    "correct_after_crashes": SOLUTIONS / "correct" / "cpu_relu_benign_patterns.py",
 }
-PLANTED = {"OPENAI_API_KEY": "sk-planted", "HF_TOKEN": "hf-planted", "MY_SERVICE_SECRET": "s", "DB_PASSWORD": "p"}
 EVAL_TIMEOUT = 40
 
 
@@ -32,7 +31,7 @@ def results_dir(tmp_path_factory):
 def first_run(results_dir):
     proc = run_cli("eval", "--json", "--target", "cpu", "--problem", PROBLEM, "--results-dir", results_dir,
                    "--run", "first", "--eval-timeout", EVAL_TIMEOUT, "--timing-budget", "1",
-                   *CANDIDATES.values(), env=PLANTED)
+                   *CANDIDATES.values())
     assert proc.returncode == 0, proc.stderr
     rows = json_lines(proc.stdout)
     assert [r["candidate"] for r in rows] == [str(p) for p in CANDIDATES.values()]
@@ -90,24 +89,13 @@ def test_crashes_are_recorded_per_candidate(first_run):
     assert "before reporting a result" in rows["os_exit"]["error"]
     assert rows["no_model_new"]["status"] == "no_code"
     # Evaluated after all those crashes, in fresh processes of their own:
-    assert rows["read_env"]["status"] == "correct"
-
-
-def test_children_never_see_secrets(first_run, results_dir):
-    assert first_run[0]["read_env"]["status"] == "correct"
-    (seen_file,) = results_dir.glob("cache/builds/*/env_seen.jsonl")
-    records = [json.loads(line) for line in seen_file.read_text().splitlines()]
-    assert [r["where"] for r in records][:2] == ["import", "import"]  # the build, then the evaluation
-    assert "forward" in [r["where"] for r in records]
-    for record in records:
-        assert "PATH" in record["names"]
-        assert not set(PLANTED) & set(record["names"])
+    assert rows["correct_after_crashes"]["status"] == "correct", rows["correct_after_crashes"]["error"]
 
 
 def test_store_keeps_everything(first_run, results_dir):
     with sqlite3.connect(results_dir / "harness.db") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
         rows = db.execute(
             "SELECT e.candidate_path, e.status, e.device_name, e.torch_version, e.protocol_version, "
             "e.problem_sha256, s.text FROM evaluations e JOIN sources s ON s.sha256 = e.candidate_sha256 "
@@ -118,7 +106,7 @@ def test_store_keeps_everything(first_run, results_dir):
             assert device and torch_version and protocol == PROTOCOL_VERSION and len(problem_sha) == 64
         # Two candidates named their extension "relu_ext": two distinct builds.
         builds = db.execute("SELECT COUNT(DISTINCT build_sha256) FROM evaluations WHERE run = 'first' "
-                            "AND candidate_path LIKE '%relu%'").fetchone()[0]
+                            "AND (candidate_path LIKE '%/cpu_relu.py' OR candidate_path LIKE '%/cpu_relu_leaky.py')").fetchone()[0]
         assert builds == 2
 
 
@@ -165,7 +153,7 @@ def test_report_of_the_eval_run(first_run, results_dir):
 
 def test_default_relative_results_dir_works_from_any_directory(tmp_path):
     # The quickstart's default: ./results, relative to wherever the user stands.
-    candidate = SOLUTIONS / "correct" / "torch_relu.py"
+    candidate = SOLUTIONS / "correct" / "cpu_relu.py"
     proc = run_cli("eval", "--json", "--target", "cpu", "--problem", PROBLEM, "--timing-budget", "1", candidate,
                    cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr

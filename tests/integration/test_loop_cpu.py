@@ -17,7 +17,8 @@ from tests.openai_server import BROKEN, FakeOpenAI, Reply, fenced, problem_of, t
 
 PROBLEMS = ("cpu/relu", "cpu/softmax")
 KEY = "sk-loop-test-KEY-4f9a1c2b7e"
-# Problem 2's first answer also tries to read the key at import; the build log shows what it got.
+# Problem 2's first answer also tries to read the key at import: the static rules reject it unbuilt (the
+# corpus tests show the environment holds no key even when no rule stops the read).
 LEAKY = "import os\nprint('LEAKED_KEY=' + str(os.environ.get('OPENAI_API_KEY')))\n" + BROKEN
 release = threading.Event()  # holds one request of the "interrupted" model until the test lets go
 held = threading.Event()
@@ -76,8 +77,9 @@ def test_turn_one_fails_to_compile_and_turn_two_is_correct(first_run, server, re
     board = json.loads(first_run.stdout)
     rows = {row["problem"]: row for row in board["problems"]}
     assert set(rows) == set(PROBLEMS)
+    assert rows[PROBLEMS[0]]["statuses"] == {"compile_error": 1, "correct": 1}
+    assert rows[PROBLEMS[1]]["statuses"] == {"rejected": 1, "correct": 1}
     for row in rows.values():
-        assert row["statuses"] == {"compile_error": 1, "correct": 1}
         assert row["best_speedup"] > 0 and "sample1_turn2.py" in row["best_candidate"]
     assert board["summary"]["candidates"] == 4 and board["summary"]["fast_p"]["0"] == 1.0
 
@@ -85,12 +87,13 @@ def test_turn_one_fails_to_compile_and_turn_two_is_correct(first_run, server, re
     assert len(answered) == 4 and server.authorization[0] == f"Bearer {KEY}"
     # The second turn carries the conversation: the first answer without its <think>, then the feedback
     # with the compiler's own line.
-    turn2 = [b for b in answered if turn_of(b) == 2]
+    turn2 = {problem_of(b): b for b in answered if turn_of(b) == 2}
     assert len(turn2) == 2
-    messages = turn2[0]["messages"]
+    messages = turn2[PROBLEMS[0]]["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert "<think>" not in messages[2]["content"] and "First try" in messages[2]["content"]
     assert "did not build" in messages[3]["content"] and "error: expected" in messages[3]["content"]
+    assert "[io]" in turn2[PROBLEMS[1]]["messages"][3]["content"]  # the model learns which rule refused it
 
     # Every turn is stored with its completion, candidate file and evaluation.
     db = sqlite3.connect(results / "r" / "harness.db")
@@ -102,16 +105,22 @@ def test_turn_one_fails_to_compile_and_turn_two_is_correct(first_run, server, re
         assert path.endswith(f"{problem}/sample1_turn{turn}.py") and (results / "solutions" / "loop").is_dir()
 
 
+def db_rows(results, query: str) -> list[tuple]:
+    with sqlite3.connect(results / "r" / "harness.db") as db:
+        return db.execute(query).fetchall()
+
+
 def test_the_key_reaches_nothing_but_the_server(first_run, results):
     db_bytes = b"".join(f.read_bytes() for f in (results / "r").glob("harness.db*"))
     assert KEY.encode() not in db_bytes
     assert KEY not in first_run.stdout and KEY not in first_run.stderr
     for path in (results / "solutions").rglob("*.py"):
         assert KEY not in path.read_text()
-    # The candidate that read the environment at import saw nothing.
+    # The candidate that reads the environment was rejected unbuilt: it never ran.
+    (error,) = db_rows(results, "SELECT error FROM evaluations WHERE run = 'loop' AND status = 'rejected'")
+    assert "[io]" in error[0] and "os.environ" in error[0]
     logs = [p.read_text() for p in (results / "r" / "cache" / "builds").glob("*/build.log")]
-    leaked = [line for log in logs for line in log.splitlines() if line.startswith("LEAKED_KEY=")]
-    assert leaked == ["LEAKED_KEY=None"]
+    assert not [line for log in logs for line in log.splitlines() if line.startswith("LEAKED_KEY=")]
 
 
 def test_rerunning_a_finished_run_asks_nothing(first_run, server, results):
@@ -149,7 +158,7 @@ def test_interrupted_run_resumes_without_repeating_a_request(first_run, server, 
     board = json.loads(proc.stdout)
     assert board["summary"]["run"] == "resumable"
     assert {r["problem"]: r["statuses"] for r in board["problems"]} == \
-        {p: {"compile_error": 1, "correct": 1} for p in PROBLEMS}
+        {PROBLEMS[0]: {"compile_error": 1, "correct": 1}, PROBLEMS[1]: {"rejected": 1, "correct": 1}}
 
     sent = [json.dumps(b, sort_keys=True) for b in server.received if b["model"] == "interrupted"]
     answered = [json.dumps(b, sort_keys=True) for b in server.answered if b["model"] == "interrupted"]

@@ -52,3 +52,19 @@ def test_render_prints_every_problem():
     render(leaderboard("r", RESULTS), console)
     text = console.export_text()
     assert "3.00x" in text and "fast_1.5=50%" in text and "geomean speedup" in text
+
+
+def test_flagged_results_never_count_and_are_listed_apart():
+    fake = ev("a", "correct", 40.0).model_copy(update={"flags": ("implausible_speedup", "hidden_work")})
+    noisy = ev("b", "correct", 2.0).model_copy(update={"flags": ("noisy_timing", "torch_ops")})
+    board = leaderboard("r", [fake, ev("a", "correct", 1.2), noisy])
+    rows = {r.problem: r for r in board.problems}
+    assert rows["a"].best_speedup == 1.2 and rows["b"].best_speedup == 2.0  # informative flags still count
+    assert board.summary.geomean_speedup == pytest.approx(math.sqrt(1.2 * 2.0))
+    assert board.summary.fast_p["2"] == 0.0 and board.summary.flagged == 1
+    assert [(f.problem, f.speedup, f.flags) for f in board.flagged] == [("a", 40.0, ("implausible_speedup", "hidden_work"))]
+    console = Console(width=200, record=True)
+    render(board, console)
+    text = console.export_text()
+    assert "flagged: correct, but not counted" in text and "implausible_speedup, hidden_work" in text
+    assert "1 flagged, not counted" in text

@@ -72,9 +72,22 @@ def test_a_version_1_database_is_migrated_in_place(tmp_path):
         assert [r.name for r in store.runs()] == ["old"]
         assert store.run_config("old") is None and store.turns("old") == {}
     db = sqlite3.connect(tmp_path / "h.db")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"completions", "turns"} <= tables
+    assert {"completions", "turns", "baselines"} <= tables
+
+
+def test_baselines_are_kept_per_problem_device_torch_dtype_and_protocol(tmp_path):
+    from harness.types import Timing
+    timing = Timing(median_ms=2.0, mean_ms=2.1, std_ms=0.1, min_ms=1.9, n=10, rse=0.01)
+    key = ("p" * 64, "H100", "cuda", "2.11", "float32", 3, "eager")
+    with Store(tmp_path / "h.db") as store:
+        assert store.baseline(key) is None
+        store.add_baseline(key, timing)
+        assert store.baseline(key) == timing
+        assert store.baseline(key[:4] + ("bfloat16",) + key[5:]) is None
+    with Store(tmp_path / "h.db") as store:  # it is on disk
+        assert store.baseline(key) == timing
 
 
 def test_completions_and_turns(tmp_path):

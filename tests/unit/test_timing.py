@@ -3,7 +3,7 @@ import statistics
 
 import pytest
 
-from harness.timing import summarize, time_interleaved
+from harness.timing import Sample, Side, summarize, time_interleaved
 from harness.types import TimingSettings
 
 
@@ -14,14 +14,15 @@ class FakeTimer:
         self.durations = {name: itertools.cycle(values) for name, values in durations.items()}
         self.calls: list[str] = []
 
-    def __call__(self, fn):
-        name = fn()
+    def __call__(self, fn, args):
+        name = fn(*args)
         self.calls.append(name)
-        return next(self.durations[name])
+        ms = next(self.durations[name])
+        return Sample(ms, ms + 0.5, name)
 
 
 def fns(*names):
-    return {name: (lambda n=name: n) for name in names}
+    return {name: Side(lambda n=name: (f"{n}-inputs", [n]), lambda n: n) for name in names}
 
 
 def test_summary_statistics():
@@ -58,3 +59,16 @@ def test_budget_stops_unconverged_timing_after_a_few_runs():
     settings = TimingSettings(warmup_runs=0, min_runs=10, max_runs=10**9, target_rse=1e-9, budget_s=0.0)
     timings, converged = time_interleaved(fns("ref", "cand"), timer, settings)
     assert not converged and timings["ref"].n == 3
+
+
+def test_every_timed_call_is_inspected_with_its_own_fresh_inputs():
+    timer = FakeTimer({"ref": [2.0], "cand": [1.0]})
+    prepared = itertools.count()
+    sides = {"ref": Side(lambda: ("ref", ["ref"]), lambda n: n),
+             "cand": Side(lambda: (f"cand{next(prepared)}", ["cand"]), lambda n: n)}
+    seen = []
+    timings, _ = time_interleaved(sides, timer, TimingSettings(warmup_runs=1, min_runs=3, budget_s=60),
+                                  inspect=lambda side, round_, label, args, out: seen.append((side, round_, label, out)))
+    assert [s for s in seen if s[0] == "cand"] == [("cand", 0, "cand1", "cand"), ("cand", 1, "cand2", "cand"),
+                                                   ("cand", 2, "cand3", "cand")]  # cand0 went to the warm-up
+    assert timings["cand"].wall_median_ms == 1.5 and timings["cand"].median_ms == 1.0

@@ -1,0 +1,224 @@
+"""Static integrity rules: each rule fires on its trick, and benign code stays clean."""
+
+import textwrap
+
+import pytest
+
+from harness.rules import RULES, check
+
+HEADER = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+
+ext = load_inline(name="k", cpp_sources="torch::Tensor relu(torch::Tensor x);", functions=["relu"])
+"""
+
+
+def findings(body: str, header: str = HEADER) -> set[str]:
+    return {f.rule for f in check(textwrap.dedent(header) + textwrap.dedent(body)).findings}
+
+
+BENIGN = {
+    "plain kernel call": """
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return ext.relu(x.contiguous())
+    """,
+    "glue, helpers and a stored extension": """
+        import os
+        os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
+        os.environ.setdefault("MAX_JOBS", "4")
+        try:
+            import triton
+        except ImportError:
+            triton = None
+
+        def launch(mod, x):
+            out = torch.empty_like(x)
+            return mod.relu(x.view(-1)).view_as(out)
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ext = ext
+                self.register_buffer("scale", torch.ones(4))
+
+            def forward(self, x):
+                return launch(self.ext, x.reshape(x.size(0), -1))
+
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                with torch.no_grad():
+                    y = self.block(x).to(x.dtype)
+                torch.cuda.synchronize()
+                return y.unsqueeze(0).squeeze(0)
+    """,
+    "lazy build in a getter": """
+        _ext = None
+
+        def get_ext():
+            global _ext
+            if _ext is None:
+                _ext = load_inline(name="k2", cpp_sources="", functions=["relu"])
+            return _ext
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return get_ext().relu(x)
+    """,
+    "kernel method named like a torch op": """
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return ext.sum(x)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", BENIGN)
+def test_benign_code_has_no_findings(name):
+    assert findings(BENIGN[name]) == set()
+
+
+def test_triton_kernel_counts_as_a_kernel():
+    source = """
+        import torch, triton, triton.language as tl
+        import torch.nn as nn
+
+        @triton.jit
+        def relu_kernel(x_ptr, n, BLOCK: tl.constexpr):
+            pass
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                out = torch.empty_like(x)
+                relu_kernel[(1,)](x, x.numel(), BLOCK=1024)
+                return out
+    """
+    assert findings(source, header="") == set()
+
+
+TRICKS = {
+    "no-kernel": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.relu(x)
+    """, "import torch\nimport torch.nn as nn\n"),
+    "kernel-unused": ("""
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ext = ext
+            def forward(self, x):
+                return torch.relu(x)
+    """, HEADER),
+    "reference-model": ("""
+        class Model(nn.Module):
+            def forward(self, x):
+                return torch.relu(x)
+        class ModelNew(Model):
+            def forward(self, x):
+                ext.relu(x)
+                return super().forward(x)
+    """, HEADER),
+    "torch-fallback": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                try:
+                    return ext.relu(x)
+                except RuntimeError:
+                    return F.relu(x)
+    """, HEADER),
+    "concurrency": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                s = torch.cuda.Stream()
+                with torch.cuda.stream(s):
+                    return ext.relu(x)
+    """, HEADER),
+    "patching": ("""
+        import time
+        time.perf_counter = lambda: 0.0
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return ext.relu(x)
+    """, HEADER),
+    "introspection": ("""
+        import gc
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                gc.collect()
+                return ext.relu(x)
+    """, HEADER),
+    "tensor-subclass": ("""
+        class Lazy(torch.Tensor):
+            pass
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return ext.relu(x).as_subclass(Lazy)
+    """, HEADER),
+    "io": ("""
+        import os
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                os.environ.get("OPENAI_API_KEY")
+                return ext.relu(x)
+    """, HEADER),
+    "torch-ops": ("""
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+            def forward(self, x):
+                return ext.relu(self.fc(x))
+    """, HEADER),
+}
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_every_rule_fires_on_its_trick(rule):
+    body, header = TRICKS[rule]
+    assert rule in findings(body, header)
+
+
+@pytest.mark.parametrize("body, rule", [
+    ("torch.Tensor.add = lambda a, b: a\n", "patching"),
+    ("setattr(torch, 'relu', print)\n", "patching"),
+    ("import sys\nsys.modules['time'] = None\n", "patching"),
+    ("from harness import timing\n", "patching"),
+    ("import threading\n", "concurrency"),
+    ("import sys\nf = sys._getframe(1).f_locals\n", "introspection"),
+    ("getattr(torch, 're' + 'lu')\n", "introspection"),
+    ("exec('x = 1')\n", "introspection"),
+    ("open('/etc/passwd').read()\n", "io"),
+    ("import os\nkey = os.environ['OPENAI_API_KEY']\n", "io"),
+    ("import os\nos.environ['OPENAI_API_KEY'] = 'x'\n", "io"),
+    ("class T(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, *a, **k):\n        pass\n",
+     "tensor-subclass"),
+    ("try:\n    ext2 = load_inline(name='k', cpp_sources='')\nexcept Exception:\n    ext2 = None\n", "torch-fallback"),
+])
+def test_more_tricks(body, rule):
+    assert rule in findings(body + "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.relu(x)\n")
+
+
+def test_torch_compute_in_forward_is_a_flag_not_a_rejection():
+    verdict = check(textwrap.dedent(HEADER) + textwrap.dedent("""
+        class ModelNew(nn.Module):
+            def forward(self, x, w):
+                y = ext.relu(x @ w)
+                return y.sum(dim=1)
+    """))
+    assert verdict.rejections == () and verdict.flags == ("torch_ops",)
+    assert {f.detail for f in verdict.findings} == {"uses @ (a PyTorch matmul)", "calls y.sum"}
+
+
+def test_rejection_message_names_rule_line_and_reason():
+    verdict = check(textwrap.dedent(HEADER) + "import gc\nclass ModelNew(nn.Module):\n"
+                    "    def forward(self, x):\n        return ext.relu(x)\n")
+    message = verdict.message()
+    assert "[introspection] line 8: imports gc" in message and RULES["introspection"].reason in message
