@@ -1,5 +1,6 @@
 """Baselines: the reference's own time, measured in a clean child process (one no candidate has
-touched), cached in the store per (problem, device, torch version, dtype, protocol).
+touched), with the problem's bytes and FLOPs, cached in the store per (problem, device, torch
+version, dtype, protocol).
 
 An evaluation compares the reference's time beside the candidate with this one: a candidate that
 slows the reference down (to look faster) shows up as `reference_slowed`.
@@ -18,7 +19,7 @@ from .config import Settings
 from .executor import eval_env
 from .isolation import run_child
 from .store import BaselineKey, Store
-from .types import PROTOCOL_VERSION, BaselineReport, BaselineSpec, DeviceInfo, Problem, Timing
+from .types import PROTOCOL_VERSION, Baseline, BaselineReport, BaselineSpec, DeviceInfo, Problem
 
 CHILD_SLACK_S = 120.0  # start-up and input generation, beyond the timing budget of each problem
 
@@ -27,13 +28,14 @@ def baseline_key(problem: Problem, device: DeviceInfo, settings: Settings, kind:
     return (problem.sha256, device.name, device.target, torch_version(), settings.dtype, PROTOCOL_VERSION, kind)
 
 
-def eager_baselines(problems: list[Problem], device: DeviceInfo, settings: Settings, store: Store) -> dict[str, Timing]:
-    """Problem sha256 -> the reference's clean timing; measured (all missing ones in one child) if not stored.
+def eager_baselines(problems: list[Problem], device: DeviceInfo, settings: Settings,
+                    store: Store) -> dict[str, Baseline]:
+    """Problem sha256 -> the reference's clean baseline; measured (all missing ones in one child) if not stored.
 
     A problem whose reference cannot be measured is left out: its evaluations say why.
     """
     unique = list({p.sha256: p for p in problems}.values())
-    found = {p.sha256: t for p in unique if (t := store.baseline(baseline_key(p, device, settings)))}
+    found = {p.sha256: b for p in unique if (b := store.baseline(baseline_key(p, device, settings)))}
     missing = [p for p in unique if p.sha256 not in found]
     if not missing:
         return found
@@ -52,8 +54,8 @@ def eager_baselines(problems: list[Problem], device: DeviceInfo, settings: Setti
         shutil.rmtree(work, ignore_errors=True)
     by_path = {p.path: p for p in missing}
     for report in reports:
-        if report.timing is not None and report.problem_path in by_path:
+        if report.baseline is not None and report.problem_path in by_path:
             problem = by_path[report.problem_path]
-            store.add_baseline(baseline_key(problem, device, settings), report.timing)
-            found[problem.sha256] = report.timing
+            store.add_baseline(baseline_key(problem, device, settings), report.baseline)
+            found[problem.sha256] = report.baseline
     return found

@@ -16,7 +16,7 @@ from .build import build_many, extension_env, torch_version
 from .config import Settings
 from .integrity import plausibility_flags
 from .isolation import child_env, run_child, tail
-from .types import BuildResult, Candidate, DeviceInfo, EvalResult, Problem, Timing, WorkerReport, WorkerSpec
+from .types import Baseline, BuildResult, Candidate, DeviceInfo, EvalResult, Problem, WorkerReport, WorkerSpec
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,8 @@ def result_for(job: Job, device: DeviceInfo, **fields) -> EvalResult:
 
 
 def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, seed: int,
-                   baseline: Timing | None = None) -> EvalResult:
-    """Check and time one built candidate in a fresh child process; `baseline` is the reference's clean time."""
+                   baseline: Baseline | None = None) -> EvalResult:
+    """Check and time one built candidate in a fresh child process; `baseline` is the reference measured clean."""
     if build.status != "ok":
         status = "timeout" if build.status == "timeout" else "compile_error"
         return result_for(job, device, status=status, error=build.error, build=build, flags=job.flags)
@@ -74,7 +74,7 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
 
 
 def run_jobs(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int, *,
-             baselines: dict[str, Timing] | None = None,
+             baselines: dict[str, Baseline] | None = None,
              on_built: Callable[[Candidate, BuildResult], None] | None = None,
              on_evaluated: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
     """Build all distinct candidates, then evaluate each job; results in the order of `jobs`.

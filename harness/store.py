@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .types import PROTOCOL_VERSION, Completion, CompletionRequest, EvalResult, Timing, Usage
+from .types import PROTOCOL_VERSION, Baseline, Completion, CompletionRequest, EvalResult, Usage
 
 # (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
 BaselineKey = tuple[str, str, str, str, str, int, str]
@@ -104,7 +104,7 @@ CREATE TABLE IF NOT EXISTS baselines (
     dtype TEXT NOT NULL,
     protocol_version INTEGER NOT NULL,
     kind TEXT NOT NULL,            -- 'eager': the reference alone, in a process no candidate has touched
-    timing_json TEXT NOT NULL,     -- a Timing
+    baseline_json TEXT NOT NULL,   -- a Baseline: the timing, bytes moved and FLOPs
     created_at TEXT NOT NULL,
     PRIMARY KEY (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
 );
@@ -271,17 +271,17 @@ class Store:
 
     # ---- reading ----
 
-    def add_baseline(self, key: BaselineKey, timing: Timing) -> None:
+    def add_baseline(self, key: BaselineKey, baseline: Baseline) -> None:
         with self.db:
             self.db.execute("INSERT OR REPLACE INTO baselines (problem_sha256, device_name, target, torch_version, "
-                            "dtype, protocol_version, kind, timing_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (*key, timing.model_dump_json(), _now()))
+                            "dtype, protocol_version, kind, baseline_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            (*key, baseline.model_dump_json(), _now()))
 
-    def baseline(self, key: BaselineKey) -> Timing | None:
-        row = self.db.execute("SELECT timing_json FROM baselines WHERE problem_sha256 = ? AND device_name = ? AND "
+    def baseline(self, key: BaselineKey) -> Baseline | None:
+        row = self.db.execute("SELECT baseline_json FROM baselines WHERE problem_sha256 = ? AND device_name = ? AND "
                               "target = ? AND torch_version = ? AND dtype = ? AND protocol_version = ? AND kind = ?",
                               key).fetchone()
-        return Timing.model_validate_json(row[0]) if row else None
+        return Baseline.model_validate_json(row[0]) if row else None
 
     def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str) -> tuple[int, EvalResult] | None:
         """The latest reusable evaluation of this candidate on this problem and device (timeouts are retried)."""

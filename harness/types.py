@@ -122,8 +122,6 @@ class WorkerReport(Frozen):
     flags: tuple[str, ...] = Field(default=(), description="Warnings about the measurement")
     device_name: str = Field(description="Device name as torch reports it")
     torch_version: str = Field(description="torch.__version__ in the child")
-    bytes_moved: int | None = Field(default=None, description="Inputs + parameters + outputs, in bytes (eval dtype)")
-    flops: int | None = Field(default=None, description="FLOPs of one forward, from torch's FLOP counter")
 
 
 class EvalResult(Frozen):
@@ -223,11 +221,19 @@ class BaselineSpec(Frozen):
     result_path: str = Field(description="Where the child writes its results (JSON list, one per problem)")
 
 
+class Baseline(Frozen):
+    """What is known of a problem's reference on a device before any candidate: stored per problem."""
+
+    timing: Timing = Field(description="The reference alone, timed in a process no candidate touched")
+    bytes_moved: int | None = Field(default=None, description="Inputs + parameters + outputs, in bytes (eval dtype)")
+    flops: int | None = Field(default=None, description="FLOPs of one forward, from torch's FLOP counter")
+
+
 class BaselineReport(Frozen):
     """One problem's clean measurement of its reference."""
 
     problem_path: str = Field(description="Problem file")
-    timing: Timing | None = Field(default=None, description="The reference's timing, or None if it failed")
+    baseline: Baseline | None = Field(default=None, description="The measurement, or None if it failed")
     error: str | None = Field(default=None, description="Why it could not be measured")
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .build import NO_GPU_HINT, import_candidate, install_extension_loader, write_manifest
 from .isolation import write_atomic
-from .types import BaselineReport, BaselineSpec, CheckResult, WorkerReport, WorkerSpec
+from .types import Baseline, BaselineReport, BaselineSpec, CheckResult, WorkerReport, WorkerSpec
 
 
 def build_main(directory: Path) -> int:
@@ -127,7 +127,6 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
     if not isinstance(init_inputs, (list, tuple)):
         raise EvalFailure("runtime_error",
                           f"problem error: get_init_inputs() returned {type(init_inputs).__name__}, not a list")
-    report.update(problem_costs(problem, dtype))
 
     def make_inputs(label: str) -> list:
         torch.manual_seed(trial_seed(spec.seed, label))
@@ -306,6 +305,7 @@ def baseline_main(spec: BaselineSpec) -> list[BaselineReport]:
     for path in spec.problem_paths:
         try:
             problem = import_problem(path)
+            costs = problem_costs(problem, dtype)  # a meta-device forward: once per problem, not per candidate
             with torch.no_grad():
                 model = construct(problem.Model, problem.get_init_inputs(), device, dtype,
                                   trial_seed(spec.seed, "init"))
@@ -316,7 +316,7 @@ def baseline_main(spec: BaselineSpec) -> list[BaselineReport]:
                     return label, forward_inputs(problem, device, dtype)
 
                 timings, _ = time_interleaved({"reference": Side(prepare, model)}, timer, spec.timing)
-            reports.append(BaselineReport(problem_path=path, timing=timings["reference"]))
+            reports.append(BaselineReport(problem_path=path, baseline=Baseline(timing=timings["reference"], **costs)))
         except Exception as exc:  # noqa: BLE001 - a broken problem is reported by its evaluation
             reports.append(BaselineReport(problem_path=path, error=describe(exc)))
         finally:

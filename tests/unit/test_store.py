@@ -78,8 +78,9 @@ def test_a_version_1_database_is_migrated_in_place(tmp_path):
 
 
 def test_baselines_are_kept_per_problem_device_torch_dtype_and_protocol(tmp_path):
-    from harness.types import Timing
-    timing = Timing(median_ms=2.0, mean_ms=2.1, std_ms=0.1, min_ms=1.9, n=10, rse=0.01)
+    from harness.types import Baseline, Timing
+    timing = Baseline(timing=Timing(median_ms=2.0, mean_ms=2.1, std_ms=0.1, min_ms=1.9, n=10, rse=0.01),
+                      bytes_moved=4096, flops=None)
     key = ("p" * 64, "H100", "cuda", "2.11", "float32", 3, "eager")
     with Store(tmp_path / "h.db") as store:
         assert store.baseline(key) is None
