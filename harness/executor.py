@@ -16,7 +16,8 @@ from .build import build_many, extension_env, torch_version
 from .config import Settings
 from .integrity import plausibility_flags
 from .isolation import child_env, run_child, tail
-from .types import Baseline, BuildResult, Candidate, DeviceInfo, EvalResult, Problem, WorkerReport, WorkerSpec
+from .types import (Baseline, BuildResult, Candidate, DeviceInfo, EvalResult, Problem, WorkerReport, WorkerSpec,
+                    merge_flags)
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
                                baseline=baseline)
     return result_for(job, device, status=report.status, speedup=speedup, runtime=report.runtime,
                       ref_runtime=report.ref_runtime, check=report.check, error=report.error,
-                      flags=tuple(dict.fromkeys((*job.flags, *report.flags, *flags))), build=build)
+                      flags=merge_flags(job.flags, report.flags, flags), build=build)
 
 
 def run_jobs(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int, *,

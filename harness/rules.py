@@ -15,6 +15,8 @@ import ast
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
+from .types import merge_flags
+
 Policy = Literal["reject", "flag"]
 
 
@@ -60,8 +62,7 @@ class Verdict:
     @property
     def flags(self) -> tuple[str, ...]:
         """Result flags from flag-policy rules: the rule id with `_` for `-` (torch-ops -> torch_ops)."""
-        return tuple(dict.fromkeys(f.rule.replace("-", "_") for f in self.findings
-                                   if RULES[f.rule].policy == "flag"))
+        return merge_flags([f.rule.replace("-", "_") for f in self.findings if RULES[f.rule].policy == "flag"])
 
     def message(self) -> str:
         return "rejected by static rules:\n" + "\n".join(f.describe() for f in self.rejections)
@@ -318,10 +319,8 @@ class _Checker:
                     self.add("introspection", node, f"imports {name}")
                 elif top in HARNESS_MODULES:
                     self.add("patching", node, f"imports {name}")
-                elif top in IO_MODULES:
+                elif top in IO_MODULES:  # sys itself is harmless: sys.modules and frames are checked where used
                     self.add("io", node, f"imports {name}")
-                elif name == "sys" or name.startswith("sys."):
-                    pass  # sys itself is harmless; sys.modules and frames are checked where used
 
     def node(self, node: ast.AST) -> None:
         q = self.index.qualname

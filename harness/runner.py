@@ -17,7 +17,7 @@ from .problems import REPO_ROOT
 from .rules import check as check_rules
 from .static import load_candidate, precheck
 from .store import Store
-from .types import BuildResult, Candidate, DeviceInfo, EvalResult, Problem
+from .types import BuildResult, Candidate, DeviceInfo, EvalResult, Problem, merge_flags
 
 SOLUTIONS_DIR = REPO_ROOT / "solutions" / "reference"
 
@@ -79,7 +79,7 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
             row_id, stored = hit
             record(index, stored.model_copy(update={"cached": True, "candidate_path": job.candidate.path,
                                                     "problem_id": job.problem.id,
-                                                    "flags": tuple(dict.fromkeys((*job.flags, *stored.flags)))}),
+                                                    "flags": merge_flags(job.flags, stored.flags)}),
                    reused_from=row_id)
         else:
             pending.append(index)

@@ -27,6 +27,11 @@ BuildStatus = Literal["ok", "compile_error", "timeout"]
 # geometric mean or "best" (see harness/integrity.py). Other flags (noisy_timing, torch_ops) inform.
 EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work"})
 
+
+def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Flags from several sources (static rules, worker, plausibility), in order, each once."""
+    return tuple(dict.fromkeys(flag for group in groups for flag in group))
+
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
 PROTOCOL_VERSION = 3  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses
 

@@ -39,11 +39,13 @@ def build_main(directory: Path) -> int:
 
 
 class EvalFailure(Exception):
-    """Ends an evaluation with a verdict (incorrect / runtime_error) and a message."""
+    """Ends an evaluation with a verdict (incorrect / runtime_error / rejected) and a message; an incorrect
+    one may carry the comparison that failed (its errors go into the CheckResult)."""
 
-    def __init__(self, status: str, message: str):
+    def __init__(self, status: str, message: str, comparison=None):
         super().__init__(message)
         self.status = status
+        self.comparison = comparison
 
 
 @contextlib.contextmanager
@@ -107,6 +109,26 @@ def exact_fp32(torch) -> None:
 RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked again (besides the first two)
 
 
+def seeded_inputs(problem, device, dtype, seed: int, label: str) -> list:
+    """The inputs for `label`: the same values every time they are asked for, different for every label."""
+    import torch
+
+    torch.manual_seed(trial_seed(seed, label))
+    return forward_inputs(problem, device, dtype)
+
+
+def timed_side(problem, device, dtype, seed: int, name: str, fn):
+    """A timing side whose every call gets inputs of its own (label timing-NAME-I), made outside the timer."""
+    from .timing import Side
+
+    counter = iter(range(1 << 62))
+
+    def prepare():
+        label = f"timing-{name}-{next(counter)}"
+        return label, seeded_inputs(problem, device, dtype, seed, label)
+    return Side(prepare, fn)
+
+
 def eval_main(spec: WorkerSpec) -> WorkerReport:
     import random
 
@@ -114,7 +136,7 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
 
     from .check import compare, same_values, tolerances
     from .defenses import Guard, identical, output_problem, poison, poison_free_memory, snapshot
-    from .timing import Side, time_interleaved
+    from .timing import time_interleaved
 
     device, device_name, timer, sync = target_device(torch, spec.target)
     dtype = getattr(torch, spec.dtype)
@@ -129,18 +151,10 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
                           f"problem error: get_init_inputs() returned {type(init_inputs).__name__}, not a list")
 
     def make_inputs(label: str) -> list:
-        torch.manual_seed(trial_seed(spec.seed, label))
-        return forward_inputs(problem, device, dtype)
+        return seeded_inputs(problem, device, dtype, spec.seed, label)
 
     def clone(inputs: list) -> list:
         return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-
-    def incorrect(message: str, trials: int, result=None) -> WorkerReport:
-        check = CheckResult(status="incorrect", trials=trials, atol=atol, rtol=rtol, message=message,
-                            max_abs_err=getattr(result, "max_abs_err", None),
-                            max_rel_err=getattr(result, "max_rel_err", None),
-                            mismatch_fraction=getattr(result, "mismatch_fraction", None))
-        return WorkerReport(status="incorrect", check=check, error=message, **report)
 
     def run_candidate(args: list, what: str):
         """One checked call: fresh poison first, then the output copied the moment forward returns."""
@@ -154,7 +168,23 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
             raise EvalFailure("incorrect", f"{what}: {problem_text}")
         return out, snapshot(out)
 
+    def against_reference(out, copy, inputs: list, what: str):
+        """The copy taken on return must match the reference on `inputs`, and the output must not have
+        changed since; the reference's output is poisoned before it is freed."""
+        with failing_as("reference Model failed (problem error)"):
+            expected = reference(*inputs)
+            sync()
+        result = compare(copy, expected, atol, rtol)
+        if not result.ok:
+            raise EvalFailure("incorrect", f"{what}: {result.message}", result)
+        if not identical(out, copy):
+            raise EvalFailure("incorrect", f"{what}: the output changed after forward returned "
+                                           "(work still running in the background)")
+        poison(expected)
+        return result
+
     init_seed = trial_seed(spec.seed, "init")
+    trials_run = 0
     try:
         with torch.no_grad():
             with failing_as("problem error: constructing Model failed"):
@@ -171,33 +201,25 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
 
             worst_abs = worst_rel = 0.0
             for trial in range(spec.trials):
+                trials_run = trial + 1
                 inputs = make_inputs(f"trial{trial}")
                 mine = clone(inputs)
                 out, copy = run_candidate(mine, f"trial {trial}")
                 changed = [i for i, (a, b) in enumerate(zip(mine, inputs, strict=True))
                            if isinstance(a, torch.Tensor) and not same_values(a, b)]
                 if changed:
-                    return incorrect(f"trial {trial}: ModelNew.forward modified its input(s) {changed}", trial + 1)
+                    raise EvalFailure("incorrect", f"trial {trial}: ModelNew.forward modified its input(s) {changed}")
                 if trial == 0:  # the same input twice: uninitialised memory or races show as disagreement
                     again, _ = run_candidate(clone(inputs), "trial 0, second run on the same input")
                     result = compare(again, copy, atol, rtol)
                     if not result.ok:
-                        return incorrect("two runs on the same input disagree (uninitialised memory or a race): "
-                                         + result.message, 1, result)
+                        raise EvalFailure("incorrect", "two runs on the same input disagree (uninitialised memory "
+                                                       "or a race): " + result.message, result)
                     del again
-                with failing_as("reference Model failed (problem error)"):
-                    expected = reference(*inputs)
-                    sync()
-                result = compare(copy, expected, atol, rtol)
-                if not result.ok:
-                    return incorrect(f"trial {trial}: {result.message}", trial + 1, result)
-                if not identical(out, copy):
-                    return incorrect(f"trial {trial}: the output changed after forward returned "
-                                     "(work still running in the background)", trial + 1)
+                result = against_reference(out, copy, inputs, f"trial {trial}")
                 worst_abs = max(worst_abs, result.max_abs_err or 0.0)
                 worst_rel = max(worst_rel, result.max_rel_err or 0.0)
-                poison(expected)
-                del out, copy, expected, mine, inputs
+                del out, copy, mine, inputs
 
             # Timing: fresh inputs for every call; some candidate outputs are checked again, chosen by a
             # secret draw, against the reference on a pristine copy of the same inputs.
@@ -208,41 +230,31 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
                 nonlocal rechecked
                 if side != "candidate" or (round_ >= 2 and draw.random() >= RECHECK_SHARE):
                     return
+                what = f"timed call {round_}"
                 problem_text = output_problem(out)
                 if problem_text:
-                    raise EvalFailure("incorrect", f"timed call {round_}: {problem_text}")
+                    raise EvalFailure("incorrect", f"{what}: {problem_text}")
                 copy = snapshot(out)
-                guard.verify(f"in forward, timed call {round_}")
-                with failing_as("reference Model failed (problem error)"):
-                    expected = reference(*make_inputs(label))
-                    sync()
-                result = compare(copy, expected, atol, rtol)
-                if not result.ok:
-                    raise EvalFailure("incorrect", f"timed call {round_}: the output is wrong on fresh inputs "
-                                                   f"(a cached or stale result?): {result.message}")
-                if not identical(out, copy):
-                    raise EvalFailure("incorrect", f"timed call {round_}: the output changed after forward "
-                                                   "returned (work still running in the background)")
-                poison(expected)
+                guard.verify(f"in forward, {what}")
+                against_reference(out, copy, make_inputs(label),
+                                  f"{what}, on fresh inputs (a cached or stale result?)")
                 rechecked += 1
-
-            def side(name: str, fn) -> Side:
-                counter = iter(range(1 << 62))
-
-                def prepare():
-                    label = f"timing-{name}-{next(counter)}"
-                    return label, make_inputs(label)
-                return Side(prepare, fn)
 
             with failing_as("failed while timing"):
                 timings, converged = time_interleaved(
-                    {"reference": side("reference", reference), "candidate": side("candidate", candidate)},
+                    {name: timed_side(problem, device, dtype, spec.seed, name, fn)
+                     for name, fn in (("reference", reference), ("candidate", candidate))},
                     timer, spec.timing, inspect=recheck)
             guard.verify("while being timed")
     except EvalFailure as failure:  # verdicts reached inside: incorrect, rejected (Tampered), runtime_error
-        if failure.status == "incorrect":
-            return incorrect(str(failure), spec.trials)
-        return WorkerReport(status=failure.status, error=str(failure), **report)
+        if failure.status != "incorrect":
+            return WorkerReport(status=failure.status, error=str(failure), **report)
+        found = failure.comparison
+        check = CheckResult(status="incorrect", trials=trials_run, atol=atol, rtol=rtol, message=str(failure),
+                            max_abs_err=found.max_abs_err if found else None,
+                            max_rel_err=found.max_rel_err if found else None,
+                            mismatch_fraction=found.mismatch_fraction if found else None)
+        return WorkerReport(status="incorrect", check=check, error=str(failure), **report)
     check = CheckResult(status="correct", trials=spec.trials, max_abs_err=worst_abs, max_rel_err=worst_rel,
                         mismatch_fraction=0.0, atol=atol, rtol=rtol,
                         message=f"{spec.trials} trials and {rechecked} timed calls checked")
@@ -297,7 +309,7 @@ def baseline_main(spec: BaselineSpec) -> list[BaselineReport]:
     """The reference alone, timed with the evaluation protocol (fresh inputs per call)."""
     import torch
 
-    from .timing import Side, time_interleaved
+    from .timing import time_interleaved
 
     device, _, timer, _ = target_device(torch, spec.target)
     dtype = getattr(torch, spec.dtype)
@@ -309,13 +321,8 @@ def baseline_main(spec: BaselineSpec) -> list[BaselineReport]:
             with torch.no_grad():
                 model = construct(problem.Model, problem.get_init_inputs(), device, dtype,
                                   trial_seed(spec.seed, "init"))
-
-                def prepare(counter=iter(range(1 << 62)), problem=problem):
-                    label = f"baseline-{next(counter)}"
-                    torch.manual_seed(trial_seed(spec.seed, label))
-                    return label, forward_inputs(problem, device, dtype)
-
-                timings, _ = time_interleaved({"reference": Side(prepare, model)}, timer, spec.timing)
+                side = timed_side(problem, device, dtype, spec.seed, "reference", model)
+                timings, _ = time_interleaved({"reference": side}, timer, spec.timing)
             reports.append(BaselineReport(problem_path=path, baseline=Baseline(timing=timings["reference"], **costs)))
         except Exception as exc:  # noqa: BLE001 - a broken problem is reported by its evaluation
             reports.append(BaselineReport(problem_path=path, error=describe(exc)))
