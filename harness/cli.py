@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import difflib
 import os
 from pathlib import Path
 
@@ -13,15 +12,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import cli_problems
+from . import cli_problems, cli_report
 from . import problems as problem_index
 from .cli_problems import memory_filter
+from .cli_report import DEFAULT_SET
 from .console import UsageError, emit_json, err, fmt, out, positive, problem_root
 from .config import load_settings
 from .device import DeviceError, discover
 from .build import log_excerpt
 from .problems import ProblemError
-from .report import STATUS_STYLE, leaderboard, render
+from .report import STATUS_STYLE, ProblemContext, contexts_for, render, run_board
 from .facts import FactsError, gather
 from .llm import (PLACEHOLDER_KEY, OfflineProvider, OpenAIProvider, ProviderConfigError, ProviderError,
                   RetryPolicy, redact_url)
@@ -31,8 +31,6 @@ from .runner import SOLUTIONS_DIR, Events, candidate_jobs, default_run_name, eva
 from .static import CandidateError
 from .store import RunUsage, Store, StoreError
 from .types import TARGETS, BuildResult, Candidate, Completion, EvalResult, Sampling
-
-DEFAULT_SET = {"cuda": "level1", "cpu": "cpu"}
 
 
 # ---- progress ----
@@ -119,18 +117,23 @@ def format_cost(usage: RunUsage, prices: tuple[float, float] | None) -> str:
 
 # ---- output ----
 
-def print_results(results: list[EvalResult]) -> None:
+def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]) -> None:
     problems = sorted({r.problem_id for r in results})
     device = results[0].device_name if results else ""
     table = Table(title=escape(f"{', '.join(problems)} on {device}"), title_justify="left")
-    for name in ("candidate", "status", "speedup", "ms", "ref ms", "max abs err", "flags"):
-        table.add_column(name, justify="right" if name in ("speedup", "ms", "ref ms", "max abs err") else "left",
+    numbers = ("speedup", "vs compile", "ms", "ref ms", "% SOL", "max abs err")
+    for name in ("candidate", "status", *numbers, "flags"):
+        table.add_column(name, justify="right" if name in numbers else "left",
                          overflow="fold", no_wrap=name not in ("candidate", "flags"))
     for r in results:
+        ctx = contexts.get(r.problem_sha256, ProblemContext())
+        vs_compile, sol = ctx.vs_compile(r.speedup), ctx.sol_fraction(r.runtime_ms)
         table.add_row(escape(r.candidate_label),
                       f"[{STATUS_STYLE[r.status]}]{r.status}[/]" + (" [dim](stored)[/]" if r.cached else ""),
                       fmt(r.speedup, ".2f") + ("x" if r.speedup is not None else ""),
+                      fmt(vs_compile, ".2f") + ("x" if vs_compile is not None else ""),
                       fmt(r.runtime_ms, ".3f"), fmt(r.ref_runtime_ms, ".3f"),
+                      fmt(sol and 100 * sol, ".0f"),
                       fmt(r.check.max_abs_err if r.check else None, ".2e"), ", ".join(r.flags))
     out.print(table)
     for r in results:
@@ -156,7 +159,8 @@ def _settings(args):
     return load_settings(results_dir=args.results_dir, db_path=args.db, trials=args.trials,
                          build_timeout_s=args.build_timeout, eval_timeout_s=args.eval_timeout,
                          build_workers=args.build_workers, force=args.force or None,
-                         max_speedup=args.max_speedup, timing={"budget_s": args.timing_budget})
+                         max_speedup=args.max_speedup, compile_baselines=args.compile_baselines or None,
+                         timing={"budget_s": args.timing_budget})
 
 
 def cmd_eval(args) -> int:
@@ -170,12 +174,15 @@ def cmd_eval(args) -> int:
     with Store(settings.db) as store, ConsoleEvents() as events:
         recorded = evaluate(jobs, device=device, settings=settings, store=store,
                             run=args.run or default_run_name("eval"), kind="eval", events=events)
-    results = [result for _, result in recorded]
+        results = [result for _, result in recorded]
+        contexts = contexts_for(store, results)
     if args.json:
         for r in results:
-            emit_json(r.summary())
+            ctx = contexts.get(r.problem_sha256, ProblemContext())
+            emit_json({**r.summary(), "speedup_vs_compile": ctx.vs_compile(r.speedup),
+                       "sol_fraction": ctx.sol_fraction(r.runtime_ms)})
     else:
-        print_results(results)
+        print_results(results, contexts)
     return 0
 
 
@@ -247,6 +254,8 @@ def _generate(args, evaluate_turns: bool):
         raise UsageError(f"bad run name {args.run!r}: use letters, digits, '.', '_' and '-' (it names a folder)")
     with Store(settings.db) as store:
         run, config = _run_config(args, device, store, args.run)
+        if args.price_in is not None or args.price_out is not None:  # prices change no answer: always updatable
+            config = config.model_copy(update={"price_in": args.price_in or 0.0, "price_out": args.price_out or 0.0})
         provider = _provider(config, args)
         problems = problem_index.select(config.problems, problem_root(args))
         problems = memory_filter(problems, args.max_memory_gb)
@@ -267,7 +276,7 @@ def _generate(args, evaluate_turns: bool):
                   f"{config.turns if evaluate_turns else 1} turns, target {device.target} on {escape(device.name)}; "
                   f"results in {settings.db}[/]", soft_wrap=True)
         facts = gather(device)
-        prices = (args.price_in or 0.0, args.price_out or 0.0) if args.price_in or args.price_out else None
+        prices = (config.price_in, config.price_out) if config.price_in is not None else None
         with LoopConsoleEvents(len(problems), config.samples, config.turns, prices) as events:
             loop = Loop(run=run, config=config, provider=provider, prompts=prompts, facts=facts, device=device,
                         settings=settings, store=store, solutions_dir=_solutions_dir(args),
@@ -278,7 +287,8 @@ def _generate(args, evaluate_turns: bool):
                   f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens"
                   + (f" ({usage.reasoning_tokens:,} reasoning)" if usage.reasoning_tokens else "")
                   + (f", cost {format_cost(usage, prices)}" if prices else "") + "[/]", soft_wrap=True)
-        return run, outcomes, store.results(run) if evaluate_turns else []
+        board = run_board(store, next(r for r in store.runs() if r.name == run), prices) if evaluate_turns else None
+        return run, outcomes, board
 
 
 async def _go(loop: Loop, provider, problems, evaluate_turns: bool):
@@ -293,8 +303,8 @@ def _solutions_dir(args) -> Path:
 
 
 def cmd_run(args) -> int:
-    run, _, results = _generate(args, evaluate_turns=True)
-    show_board(leaderboard(run, results), args.json)
+    _, _, board = _generate(args, evaluate_turns=True)
+    show_board(board, args.json)
     return 0
 
 
@@ -312,45 +322,6 @@ def cmd_generate(args) -> int:
                       escape(o.candidate.path) if o.candidate else f"[dim]no_code: {escape(o.reason or '')}[/]",
                       str(o.completion.usage.prompt_tokens + o.completion.usage.completion_tokens)
                       + (" (cached)" if o.completion.cached else ""))
-    out.print(table)
-    return 0
-
-
-def _open_store(args) -> Store:
-    settings = load_settings(results_dir=args.results_dir, db_path=args.db)
-    if not settings.db.is_file():
-        raise UsageError(f"no results yet: {settings.db} does not exist (run `harness run` or `harness eval` first)")
-    return Store(settings.db)
-
-
-def cmd_report(args) -> int:
-    with _open_store(args) as store:
-        runs = store.runs()
-        names = [r.name for r in runs]
-        if not runs:
-            raise UsageError(f"{store.path} holds no runs yet")
-        run = args.run or names[-1]
-        if run not in names:
-            close = difflib.get_close_matches(run, names, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else "; `harness runs` lists them"
-            raise UsageError(f"unknown run {run!r}{hint}")
-        board = leaderboard(run, store.results(run))
-    show_board(board, args.json)
-    return 0
-
-
-def cmd_runs(args) -> int:
-    with _open_store(args) as store:
-        runs = store.runs()
-    if args.json:
-        emit_json([r.__dict__ for r in runs])
-        return 0
-    table = Table()
-    for name in ("run", "created", "kind", "model", "target", "device", "evaluations", "answers", "tokens"):
-        table.add_column(name)
-    for r in runs:
-        table.add_row(escape(r.name), r.created_at, r.kind, escape(r.model or "-"), r.target, escape(r.device_name),
-                      str(r.evaluations), str(r.requests), f"{r.tokens:,}")
     out.print(table)
     return 0
 
@@ -388,6 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="seconds of timing per candidate before stopping unconverged (default 5)")
     eval_opts.add_argument("--build-workers", type=positive(int), metavar="N",
                            help="parallel builds (default: number of CPUs)")
+    eval_opts.add_argument("--compile-baselines", action="store_true",
+                           help="also measure the problems' torch.compile baselines (cached; `harness baseline` "
+                                "measures them on their own), so results show their speedup over torch.compile")
     eval_opts.add_argument("--max-speedup", type=positive(float), metavar="X",
                            help="flag speedups over eager above this as implausible_speedup; flagged results are "
                                 "not counted (default 10)")
@@ -462,16 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--problem", action="append", metavar="ID_OR_PATH", help="one problem (repeatable)")
     gen.set_defaults(func=cmd_generate)
 
-    rep = sub.add_parser("report", parents=[store_opts], help="leaderboard of a stored run",
-                         description="Per-problem best speedups and the run summary (compile rate, correctness, "
-                                     "fast_p, geometric mean speedup).")
-    rep.add_argument("--run", metavar="NAME", help="run to report (default: the latest)")
-    rep.add_argument("--json", action="store_true", help="machine-readable output")
-    rep.set_defaults(func=cmd_report)
-
-    runs = sub.add_parser("runs", parents=[store_opts], help="list stored runs")
-    runs.add_argument("--json", action="store_true", help="machine-readable output")
-    runs.set_defaults(func=cmd_runs)
+    cli_report.add_parsers(sub, problems_opts, store_opts)
     return parser
 
 

@@ -27,6 +27,9 @@ class Settings(Frozen):
     force: bool = Field(default=False, description="Re-evaluate even if the store has the same evaluation")
     max_speedup: float = Field(default=10.0, gt=1, description="A speedup over eager above this is flagged "
                                                                "implausible_speedup and not counted")
+    compile_baselines: bool = Field(default=False, description="Also measure the torch.compile baselines of the "
+                                                               "problems evaluated (cached; `harness baseline` "
+                                                               "measures them on their own)")
     static_rules: bool = Field(default=True, description="Apply the static integrity rules; off only to test "
                                                          "the runtime defenses on their own")
 
@@ -47,7 +50,8 @@ class Settings(Frozen):
 
 ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_TRIALS": "trials",
        "HARNESS_BUILD_TIMEOUT": "build_timeout_s", "HARNESS_EVAL_TIMEOUT": "eval_timeout_s",
-       "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_MAX_SPEEDUP": "max_speedup"}
+       "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_MAX_SPEEDUP": "max_speedup",
+       "HARNESS_COMPILE_BASELINES": "compile_baselines"}
 
 
 def load_settings(**flags) -> Settings:

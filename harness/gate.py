@@ -17,18 +17,13 @@ documented in README's "Adding a problem":
 from __future__ import annotations
 
 import io
-import itertools
 import json
 import math
-import subprocess
-import sys
-import tempfile
-import time
 import tokenize
 from pathlib import Path
 from typing import Callable
 
-from .isolation import child_env, kill_group, track
+from .isolation import child_env, run_each
 from .types import GateResult, Problem, Target
 
 BOUND_TAGS = ("memory-bound", "compute-bound")
@@ -181,57 +176,13 @@ def run_child_over(problems: list[Problem], mode: str, target: Target, *, log_di
                    gpu_index: int | None = None, timeout_s: float | None = None,
                    on_result: Callable[[Problem, dict, float], None]) -> None:
     """Observe each problem in one long-lived child; after a crash or a hang, blame that problem and go on."""
-    timeout_s = timeout_s or TIMEOUT_S[mode]
-    env = child_env({"CUDA_VISIBLE_DEVICES": str(gpu_index) if gpu_index is not None else ""})
-    log_dir.mkdir(parents=True, exist_ok=True)
-    remaining = list(problems)
-    with tempfile.TemporaryDirectory(prefix="harness-gate-") as tmp:
-        for attempt in itertools.count(1):
-            if not remaining:
-                return
-            log_path = log_dir / f"gate-{mode}-{target}-{attempt}.log"
-            done, stuck, failure = _one_child(remaining, mode, target, env, Path(tmp) / str(attempt), log_path,
-                                              timeout_s, on_result)
-            if stuck is not None:
-                on_result(stuck, {"error": failure}, timeout_s if failure.startswith("timed out") else 0.0)
-                done.add(stuck.id)
-            elif not done:  # it died before its first problem: nothing will work in this environment
-                for problem in remaining:
-                    on_result(problem, {"error": f"the gate's child process failed to start; see {log_path}"}, 0.0)
-                return
-            remaining = [p for p in remaining if p.id not in done]
-
-
-def _one_child(problems: list[Problem], mode: str, target: Target, env: dict[str, str], work: Path,
-               log_path: Path, timeout_s: float, on_result) -> tuple[set[str], Problem | None, str]:
-    """Run one child over `problems` until it finishes, dies or hangs: (ids done, the problem it was on, why)."""
-    work.mkdir()
-    results, spec = work / "results.jsonl", work / "spec.json"
-    results.touch()
-    spec.write_text(json.dumps({"mode": mode, "target": target, "results": str(results), "problems": [
-        {"id": p.id, "path": p.path, "atol": p.atol, "rtol": p.rtol} for p in problems]}))
     by_id = {p.id: p for p in problems}
-    done: set[str] = set()
-    current, started, buffer = None, time.monotonic(), ""
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "harness.gate_child", str(spec)], stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        with track(proc), results.open() as reader:
-            while True:
-                exited = proc.poll() is not None  # polled before reading: every line written before exit is seen
-                buffer += reader.read()
-                *lines, buffer = buffer.split("\n")
-                for record in map(json.loads, filter(None, lines)):
-                    if "start" in record:
-                        current, started = by_id[record["start"]], time.monotonic()
-                    else:
-                        done.add(record["id"])
-                        on_result(by_id[record["id"]], record, time.monotonic() - started)
-                        current = None
-                if exited:
-                    return done, current, f"the gate's child process died on this problem " \
-                                          f"(exit {proc.returncode}); see {log_path}"
-                if current is not None and time.monotonic() - started > timeout_s:
-                    kill_group(proc.pid)
-                    return done, current, f"timed out after {timeout_s:g} s (--timeout)"
-                time.sleep(0.05)
+
+    def write_spec(remaining: list[str], spec: Path, results: Path) -> None:
+        spec.write_text(json.dumps({"mode": mode, "target": target, "results": str(results), "problems": [
+            {"id": i, "path": by_id[i].path, "atol": by_id[i].atol, "rtol": by_id[i].rtol} for i in remaining]}))
+
+    run_each(list(by_id), module="harness.gate_child", write_spec=write_spec,
+             env=child_env({"CUDA_VISIBLE_DEVICES": str(gpu_index) if gpu_index is not None else ""}),
+             log_dir=log_dir, log_name=f"gate-{mode}-{target}", timeout_s=timeout_s or TIMEOUT_S[mode],
+             timeout_hint="--timeout", on_result=lambda i, record, seconds: on_result(by_id[i], record, seconds))

@@ -23,6 +23,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from .check import CHUNK, compare_tensor, tolerances
+from .isolation import append_line
 from .timing import CpuTimer, CudaTimer, Side, time_interleaved
 from .types import TimingSettings
 from .worker import construct, describe, exact_fp32, forward_inputs, import_problem, trial_seed
@@ -256,11 +257,9 @@ def main(argv: list[str]) -> int:
     spec = json.loads(Path(argv[0]).read_text())
     results = Path(spec["results"])
     for item in spec["problems"]:
-        with results.open("a") as f:
-            f.write(json.dumps({"start": item["id"]}) + "\n")
+        append_line(results, {"start": item["id"]})
         obs = observe(item["path"], spec["mode"], spec["target"], item.get("atol"), item.get("rtol"))
-        with results.open("a") as f:
-            f.write(json.dumps({"id": item["id"], **obs}, default=str) + "\n")
+        append_line(results, {"id": item["id"], **obs})
     return 0
 
 

@@ -42,6 +42,8 @@ class RunConfig(Frozen):
     turns: int = Field(default=1, ge=1, description="Turns per conversation")
     sampling: Sampling = Field(default_factory=Sampling, description="Sampling parameters")
     prompts_dir: str | None = Field(default=None, description="Prompt templates; None for the built-in ones")
+    price_in: float | None = Field(default=None, description="USD per million prompt tokens, for the cost")
+    price_out: float | None = Field(default=None, description="USD per million completion tokens")
 
 
 class LoopEvents(Events):
@@ -175,7 +177,7 @@ class Loop:
                 self.events.evaluated(results[i])
             elif outcome.candidate is None:
                 problem = outcome.problem
-                result = result_for(Job(problem, candidate_from_source("")), self.device, status="no_code",
+                result = result_for(Job(problem, candidate_from_source("")), self.device, self.settings.dtype, status="no_code",
                                     error=outcome.reason)
                 row = self.store.add(self.run, result, candidate_source="",
                                      problem_source=Path(problem.path).read_text())

@@ -10,14 +10,14 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from .baseline import eager_baselines
+from .baseline import device_peaks, measure_baselines
 from .config import Settings
 from .executor import Job, result_for, run_jobs
 from .problems import REPO_ROOT
 from .rules import check as check_rules
 from .static import load_candidate, precheck
 from .store import Store
-from .types import BuildResult, Candidate, DeviceInfo, EvalResult, Problem, merge_flags
+from .types import COMPILE_KINDS, Baseline, BuildResult, Candidate, DeviceInfo, EvalResult, Problem, merge_flags
 
 SOLUTIONS_DIR = REPO_ROOT / "solutions" / "reference"
 
@@ -65,12 +65,12 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
     for index, job in enumerate(jobs):
         verdict = precheck(job.candidate.source)
         if verdict:
-            record(index, result_for(job, device, status=verdict[0], error=verdict[1]))
+            record(index, result_for(job, device, settings.dtype, status=verdict[0], error=verdict[1]))
             continue
         if settings.static_rules:
             rules = check_rules(job.candidate.source)
             if rules.rejections:
-                record(index, result_for(job, device, status="rejected", error=rules.message()))
+                record(index, result_for(job, device, settings.dtype, status="rejected", error=rules.message()))
                 continue
             jobs[index] = job = replace(job, flags=rules.flags)
         hit = None if settings.force else store.find(job.candidate.sha256, job.problem.sha256, device.name,
@@ -86,9 +86,18 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
 
     events.planned(len({jobs[i].candidate.sha256 for i in pending}), len(pending))
     seed = secrets.randbits(63)  # secret per invocation: candidates cannot predict their inputs
-    baselines = eager_baselines([jobs[i].problem for i in pending], device, settings, store) if pending else {}
-    run_jobs([jobs[i] for i in pending], device, settings, seed, baselines=baselines, on_built=events.built,
-             on_evaluated=lambda position, result: record(pending[position], result))
+    peaks = baselines = None
+    if pending:
+        peaks = device_peaks(device, settings, store)
+        kinds = ("eager", *COMPILE_KINDS) if settings.compile_baselines else ("eager",)
+        measured = measure_baselines([jobs[i].problem for i in pending], device, settings, store, kinds)
+        baselines = {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
+
+    def rebaseline(problem: Problem) -> Baseline | None:
+        return measure_baselines([problem], device, settings, store, force=True).get(problem.sha256, {}).get("eager")
+
+    run_jobs([jobs[i] for i in pending], device, settings, seed, baselines=baselines, peaks=peaks, rebaseline=rebaseline,
+             on_built=events.built, on_evaluated=lambda position, result: record(pending[position], result))
     return [results[i] for i in range(len(jobs))]
 
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .types import PROTOCOL_VERSION, Baseline, Completion, CompletionRequest, EvalResult, Usage
+from .types import PROTOCOL_VERSION, Baseline, Completion, CompletionRequest, EvalResult, Peaks, Usage
 
 # (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
 BaselineKey = tuple[str, str, str, str, str, int, str]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -103,15 +103,26 @@ CREATE TABLE IF NOT EXISTS baselines (
     torch_version TEXT NOT NULL,
     dtype TEXT NOT NULL,
     protocol_version INTEGER NOT NULL,
-    kind TEXT NOT NULL,            -- 'eager': the reference alone, in a process no candidate has touched
-    baseline_json TEXT NOT NULL,   -- a Baseline: the timing, bytes moved and FLOPs
+    kind TEXT NOT NULL,            -- 'eager', 'compile', 'compile-max-autotune' (types.BASELINE_KINDS)
+    baseline_json TEXT NOT NULL,   -- a Baseline: the timing (or why it failed), bytes moved and FLOPs
     created_at TEXT NOT NULL,
     PRIMARY KEY (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
 );
 """
 
+PEAKS = """
+CREATE TABLE IF NOT EXISTS peaks (
+    device_name TEXT NOT NULL,
+    target TEXT NOT NULL,
+    torch_version TEXT NOT NULL,
+    peaks_json TEXT NOT NULL,      -- Peaks: measured memory bandwidth and GEMM FLOP/s per dtype
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (device_name, target, torch_version)
+);
+"""
+
 # Version 1 predates the LLM loop: it lacks the run config and the conversation tables.
-# Version 2 predates the integrity checks: it lacks the baselines.
+# Version 2 predates the integrity checks: it lacks the baselines. Version 3 lacks the measured peaks.
 MIGRATE_1_TO_2 = "ALTER TABLE runs ADD COLUMN config TEXT;\n" + CONVERSATIONS
 
 
@@ -187,8 +198,8 @@ class Store:
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{self.path}: schema version {version} is newer than this harness "
                                  f"understands ({SCHEMA_VERSION}); upgrade kernel-harness")
-            script = {0: SCHEMA + CONVERSATIONS + BASELINES, 1: MIGRATE_1_TO_2 + BASELINES,
-                      2: BASELINES}.get(version, "")
+            script = {0: SCHEMA + CONVERSATIONS + BASELINES + PEAKS, 1: MIGRATE_1_TO_2 + BASELINES + PEAKS,
+                      2: BASELINES + PEAKS, 3: PEAKS}.get(version, "")
             for statement in filter(str.strip, script.split(";")):
                 self.db.execute(statement)
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -277,11 +288,22 @@ class Store:
                             "dtype, protocol_version, kind, baseline_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             (*key, baseline.model_dump_json(), _now()))
 
-    def baseline(self, key: BaselineKey) -> Baseline | None:
-        row = self.db.execute("SELECT baseline_json FROM baselines WHERE problem_sha256 = ? AND device_name = ? AND "
-                              "target = ? AND torch_version = ? AND dtype = ? AND protocol_version = ? AND kind = ?",
-                              key).fetchone()
-        return Baseline.model_validate_json(row[0]) if row else None
+    def baselines(self, problem_sha256: str, device_name: str, target: str, torch_version: str,
+                  dtype: str) -> dict[str, Baseline]:
+        """Every stored kind of baseline of a problem on a device, under the current protocol."""
+        rows = self.db.execute("SELECT kind, baseline_json FROM baselines WHERE problem_sha256 = ? AND device_name = ? "
+                               "AND target = ? AND torch_version = ? AND dtype = ? AND protocol_version = ?",
+                               (problem_sha256, device_name, target, torch_version, dtype, PROTOCOL_VERSION))
+        return {kind: Baseline.model_validate_json(text) for kind, text in rows}
+
+    def add_peaks(self, device_name: str, target: str, torch_version: str, peaks: Peaks) -> None:
+        self.db.execute("INSERT OR REPLACE INTO peaks (device_name, target, torch_version, peaks_json, created_at) "
+                        "VALUES (?, ?, ?, ?, ?)", (device_name, target, torch_version, peaks.model_dump_json(), _now()))
+
+    def peaks(self, device_name: str, target: str, torch_version: str) -> Peaks | None:
+        row = self.db.execute("SELECT peaks_json FROM peaks WHERE device_name = ? AND target = ? AND torch_version = ?",
+                              (device_name, target, torch_version)).fetchone()
+        return Peaks.model_validate_json(row[0]) if row else None
 
     def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str) -> tuple[int, EvalResult] | None:
         """The latest reusable evaluation of this candidate on this problem and device (timeouts are retried)."""
@@ -320,6 +342,13 @@ class Store:
     def run_config(self, name: str) -> str | None:
         row = self.db.execute("SELECT config FROM runs WHERE name = ?", (name,)).fetchone()
         return row[0] if row else None
+
+    def run_prices(self, name: str) -> tuple[float, float] | None:
+        """The prices a run was given (USD per million prompt / completion tokens), if any."""
+        config = json.loads(self.run_config(name) or "{}")
+        if config.get("price_in") is None:
+            return None
+        return float(config["price_in"]), float(config.get("price_out") or 0.0)
 
     def usage(self, run: str) -> RunUsage:
         """Answers used by a run's turns (how many came from the response cache) and their tokens."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -140,6 +140,7 @@ class EvalResult(Frozen):
     device_name: str = Field(description="Device the evaluation ran on")
     torch_version: str = Field(description="torch version used")
     protocol_version: int = Field(default=PROTOCOL_VERSION, description="Evaluation protocol version")
+    dtype: str = Field(default="float32", description="Evaluation dtype of floating inputs and parameters")
     status: Status = Field(description="Verdict")
     speedup: float | None = Field(default=None, description="ref median / candidate median; None unless correct")
     runtime: Timing | None = Field(default=None, description="Candidate timing")
@@ -215,31 +216,52 @@ class WorkerSpec(Frozen):
     result_path: str = Field(description="Where the child writes its WorkerReport JSON")
 
 
-class BaselineSpec(Frozen):
-    """What the parent asks a clean child to measure: the reference alone, for each problem."""
+BASELINE_KINDS: dict[str, str | None] = {
+    # kind -> torch.compile mode (None: the eager reference itself)
+    "eager": None,
+    "compile": "default",
+    "compile-max-autotune": "max-autotune-no-cudagraphs",
+}
+COMPILE_KINDS = tuple(k for k, mode in BASELINE_KINDS.items() if mode)
 
-    problem_paths: tuple[str, ...] = Field(description="Problem files, measured one after another")
+
+class BaselineSpec(Frozen):
+    """What the parent asks a clean child to measure: the reference alone (and compiled), per problem."""
+
+    mode: Literal["baselines", "peaks"] = Field(default="baselines", description="Time the problems' references, "
+                                                                                 "or measure the device's peaks")
+    problems: tuple[dict[str, Any], ...] = Field(default=(), description="{id, path, atol, rtol, kinds} of each "
+                                                                          "problem, measured in turn; kinds from "
+                                                                          "BASELINE_KINDS (eager is always timed)")
     target: Target = Field(description="cuda or cpu")
     dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
     seed: int = Field(description="Secret seed for the inputs")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
-    result_path: str = Field(description="Where the child writes its results (JSON list, one per problem)")
+    results_path: str = Field(description="JSON lines: {start: id} before each problem, then {id, baselines}")
 
 
 class Baseline(Frozen):
-    """What is known of a problem's reference on a device before any candidate: stored per problem."""
+    """One way of running a problem's reference on a device, measured before any candidate: stored per kind."""
 
-    timing: Timing = Field(description="The reference alone, timed in a process no candidate touched")
-    bytes_moved: int | None = Field(default=None, description="Inputs + parameters + outputs, in bytes (eval dtype)")
-    flops: int | None = Field(default=None, description="FLOPs of one forward, from torch's FLOP counter")
+    timing: Timing | None = Field(default=None, description="Timed in a process no candidate touched; None if "
+                                                            "it failed")
+    error: str | None = Field(default=None, description="Why it could not be measured (torch.compile failed, "
+                                                        "or its output is wrong)")
+    eager_ms: float | None = Field(default=None, description="For a torch.compile kind: the eager reference's "
+                                                             "median, timed interleaved with it")
+    bytes_moved: int | None = Field(default=None, description="Minimal bytes moved: BYTES, else inputs + "
+                                                              "parameters + outputs (eval dtype)")
+    flops: int | None = Field(default=None, description="Minimal FLOPs: FLOPS, else torch's FLOP counter")
 
 
-class BaselineReport(Frozen):
-    """One problem's clean measurement of its reference."""
+class Peaks(Frozen):
+    """A device's measured peaks: what the speed of light is computed from."""
 
-    problem_path: str = Field(description="Problem file")
-    baseline: Baseline | None = Field(default=None, description="The measurement, or None if it failed")
-    error: str | None = Field(default=None, description="Why it could not be measured")
+    bandwidth_gbs: float | None = Field(default=None, description="Memory bandwidth of a large copy, GB/s "
+                                                                  "(bytes read + written)")
+    tflops: dict[str, float] = Field(default_factory=dict, description="Dense GEMM TFLOP/s per dtype "
+                                                                       "(fp32 with TF32 off, bf16, fp16)")
+    details: dict[str, str] = Field(default_factory=dict, description="How each figure was measured")
 
 
 # ---- the LLM side ----

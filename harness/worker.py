@@ -2,7 +2,6 @@
 
   python -m harness.worker build DIR        import DIR/candidate.py once, building its extensions
   python -m harness.worker eval SPEC.json   check the built candidate against the reference, time both
-  python -m harness.worker baseline SPEC.json   time references alone, in a process no candidate touched
 
 Whatever the candidate does (segfault, os._exit, exceptions, endless loops), the parent sees it
 from the outside; this process only reports what it could observe, as WorkerReport JSON.
@@ -12,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import os
 import sys
@@ -21,7 +19,7 @@ from pathlib import Path
 
 from .build import NO_GPU_HINT, import_candidate, install_extension_loader, write_manifest
 from .isolation import write_atomic
-from .types import Baseline, BaselineReport, BaselineSpec, CheckResult, WorkerReport, WorkerSpec
+from .types import CheckResult, WorkerReport, WorkerSpec
 
 
 def build_main(directory: Path) -> int:
@@ -305,36 +303,8 @@ def target_device(torch, target: str):
     return torch.device("cpu"), "cpu", CpuTimer(), (lambda: None)
 
 
-def baseline_main(spec: BaselineSpec) -> list[BaselineReport]:
-    """The reference alone, timed with the evaluation protocol (fresh inputs per call)."""
-    import torch
-
-    from .timing import time_interleaved
-
-    device, _, timer, _ = target_device(torch, spec.target)
-    dtype = getattr(torch, spec.dtype)
-    reports = []
-    for path in spec.problem_paths:
-        try:
-            problem = import_problem(path)
-            costs = problem_costs(problem, dtype)  # a meta-device forward: once per problem, not per candidate
-            with torch.no_grad():
-                model = construct(problem.Model, problem.get_init_inputs(), device, dtype,
-                                  trial_seed(spec.seed, "init"))
-                side = timed_side(problem, device, dtype, spec.seed, "reference", model)
-                timings, _ = time_interleaved({"reference": side}, timer, spec.timing)
-            reports.append(BaselineReport(problem_path=path, baseline=Baseline(timing=timings["reference"], **costs)))
-        except Exception as exc:  # noqa: BLE001 - a broken problem is reported by its evaluation
-            reports.append(BaselineReport(problem_path=path, error=describe(exc)))
-        finally:
-            model = problem = None
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
-    return reports
-
-
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] not in ("build", "eval", "baseline"):
+    if len(argv) != 2 or argv[0] not in ("build", "eval"):
         print(__doc__, file=sys.stderr)
         return 2
     if argv[0] == "build":
@@ -342,11 +312,6 @@ def main(argv: list[str]) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # threads the candidate started at import must not keep the builder alive
-    if argv[0] == "baseline":
-        spec = BaselineSpec.model_validate_json(Path(argv[1]).read_text())
-        reports = baseline_main(spec)
-        write_atomic(Path(spec.result_path), json.dumps([r.model_dump(mode="json") for r in reports]))
-        os._exit(0)
     spec = WorkerSpec.model_validate_json(Path(argv[1]).read_text())
     try:
         report = eval_main(spec)

@@ -4,6 +4,7 @@ import sqlite3
 
 import pytest
 
+from harness.store import SCHEMA_VERSION
 from harness.types import PROTOCOL_VERSION
 from tests.conftest import FIXTURES, SOLUTIONS, json_lines, run_cli
 
@@ -95,7 +96,7 @@ def test_crashes_are_recorded_per_candidate(first_run):
 def test_store_keeps_everything(first_run, results_dir):
     with sqlite3.connect(results_dir / "harness.db") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         rows = db.execute(
             "SELECT e.candidate_path, e.status, e.device_name, e.torch_version, e.protocol_version, "
             "e.problem_sha256, s.text FROM evaluations e JOIN sources s ON s.sha256 = e.candidate_sha256 "

@@ -1,8 +1,6 @@
 """Plausibility flags, decided in the parent from what the worker measured."""
-import pytest
-
-from harness.integrity import plausibility_flags, speed_of_light_ms
-from harness.types import Baseline, DeviceInfo, Problem, Timing, WorkerReport
+from harness.integrity import plausibility_flags
+from harness.types import Baseline, DeviceInfo, Peaks, Timing, WorkerReport
 from harness.worker import hidden_work
 
 H100 = DeviceInfo(target="cuda", name="NVIDIA H100 80GB HBM3", index=0)
@@ -11,10 +9,6 @@ CPU = DeviceInfo(target="cpu", name="AMD EPYC")
 
 def timing(ms, wall=None):
     return Timing(median_ms=ms, mean_ms=ms, std_ms=0.0, min_ms=ms, n=10, rse=0.0, wall_median_ms=wall)
-
-
-def problem(**fields):
-    return Problem(id="p", path="/p.py", level=1, sha256="s", description="", **fields)
 
 
 def report(cand_ms, ref_ms):
@@ -27,19 +21,8 @@ def clean(bytes_moved=None, flops=None, ref_ms=1.0):
     return Baseline(timing=timing(ref_ms), bytes_moved=bytes_moved, flops=flops)
 
 
-def flags(rep, device=H100, baseline=None, prob=None):
-    return plausibility_flags(prob or problem(), rep, device, dtype="float32", max_speedup=10.0, baseline=baseline)
-
-
-def test_speed_of_light_from_bytes_and_flops_at_datasheet_peaks():
-    # 3.35 GB at 3350 GB/s is 1 ms; 67 GFLOP at 67 TFLOP/s (fp32) is 1 ms: the bound is the larger
-    assert speed_of_light_ms(problem(), clean(bytes_moved=3_350_000_000), H100, "float32") == pytest.approx(1.0)
-    assert speed_of_light_ms(problem(), clean(bytes_moved=3_350_000_000, flops=134 * 10**9), H100,
-                             "float32") == pytest.approx(2.0)
-    assert speed_of_light_ms(problem(bytes=6_700_000_000), clean(bytes_moved=1), H100,
-                             "float32") == pytest.approx(2.0)  # BYTES wins over the measured sum
-    assert speed_of_light_ms(problem(), clean(bytes_moved=10**9), CPU, "float32") is None
-    assert speed_of_light_ms(problem(), None, H100, "float32") is None
+def flags(rep, device=H100, baseline=None, peaks=None):
+    return plausibility_flags(rep, device, dtype="float32", max_speedup=10.0, baseline=baseline, peaks=peaks)
 
 
 def test_clean_result_has_no_flags():
@@ -48,8 +31,42 @@ def test_clean_result_has_no_flags():
 
 def test_each_plausibility_flag():
     assert flags(report(0.1, 3.0)) == ["implausible_speedup"]
+    # 3.35 GB in 0.5 ms is twice the H100's datasheet bandwidth
     assert flags(report(0.5, 1.0), baseline=clean(bytes_moved=3_350_000_000, ref_ms=1.0)) == ["faster_than_light"]
     assert flags(report(1.0, 3.0), baseline=clean(ref_ms=1.5)) == ["reference_slowed"]
+
+
+def test_a_slowed_reference_is_confirmed_by_a_fresh_clean_measurement():
+    measured = []
+
+    def rebaseline(ref_ms):
+        return lambda: measured.append(ref_ms) or clean(ref_ms=ref_ms)
+
+    slowed = report(1.0, 3.0)  # the reference ran at 3 ms beside the candidate, 1.5 ms clean
+    # the machine was busy for everyone: measured clean again, the reference is slow too
+    assert plausibility_flags(slowed, H100, dtype="float32", max_speedup=10.0, baseline=clean(ref_ms=1.5),
+                              peaks=None, rebaseline=rebaseline(2.9)) == []
+    # the candidate slowed it: clean again, it is still fast
+    assert plausibility_flags(slowed, H100, dtype="float32", max_speedup=10.0, baseline=clean(ref_ms=1.5),
+                              peaks=None, rebaseline=rebaseline(1.4)) == ["reference_slowed"]
+    # a reference that was not slowed is never measured again; a failed re-measurement keeps the first
+    assert plausibility_flags(report(1.0, 1.6), H100, dtype="float32", max_speedup=10.0, baseline=clean(ref_ms=1.5),
+                              peaks=None, rebaseline=rebaseline(0.1)) == []
+    assert measured == [2.9, 1.4]
+    assert plausibility_flags(slowed, H100, dtype="float32", max_speedup=10.0, baseline=clean(ref_ms=1.5),
+                              peaks=None, rebaseline=lambda: None) == ["reference_slowed"]
+
+
+def test_a_failed_clean_baseline_slows_nothing():
+    assert flags(report(1.0, 3.0), baseline=Baseline(error="the reference failed")) == []
+
+
+def test_faster_than_light_on_a_cpu_needs_measured_peaks_and_allows_cache_headroom():
+    peaks = Peaks(bandwidth_gbs=10.0, tflops={"fp32": 0.1})
+    moved = clean(bytes_moved=10**7)  # 1 ms at 10 GB/s
+    assert flags(report(0.8, 1.0), device=CPU, baseline=moved) == []  # no peaks, no bound
+    assert flags(report(0.8, 1.0), device=CPU, baseline=moved, peaks=peaks) == []  # outputs may sit in cache
+    assert flags(report(0.4, 1.0), device=CPU, baseline=moved, peaks=peaks) == ["faster_than_light"]
 
 
 def test_hidden_work_compares_wall_and_event_gaps_of_both_sides():

@@ -31,7 +31,9 @@ def test_summary_numbers():
     assert s.correct_rate == pytest.approx(4 / 8)
     # best per problem: a 3.0, b 0.5, c none, d 1.6
     assert s.fast_p == {"0": 0.75, "1": 0.5, "1.5": 0.5, "2": 0.25}
-    assert s.geomean_speedup == pytest.approx(math.exp((math.log(3) + math.log(1.2) + math.log(0.5) + math.log(1.6)) / 4))
+    # geometric mean over problems of the best counted speedup
+    assert s.geomean_speedup == pytest.approx(math.exp((math.log(3) + math.log(0.5) + math.log(1.6)) / 3))
+    assert s.funnel.model_dump() == {"generated": 8, "with_code": 7, "compiled": 6, "correct": 4, "faster": 3}
     assert s.statuses == {"correct": 4, "incorrect": 1, "compile_error": 1, "runtime_error": 1, "no_code": 1}
 
 
@@ -61,6 +63,7 @@ def test_flagged_results_never_count_and_are_listed_apart():
     rows = {r.problem: r for r in board.problems}
     assert rows["a"].best_speedup == 1.2 and rows["b"].best_speedup == 2.0  # informative flags still count
     assert board.summary.geomean_speedup == pytest.approx(math.sqrt(1.2 * 2.0))
+    assert board.speedups == [1.2, 2.0]  # the flagged 40x is in no number
     assert board.summary.fast_p["2"] == 0.0 and board.summary.flagged == 1
     assert [(f.problem, f.speedup, f.flags) for f in board.flagged] == [("a", 40.0, ("implausible_speedup", "hidden_work"))]
     console = Console(width=200, record=True)
@@ -68,3 +71,42 @@ def test_flagged_results_never_count_and_are_listed_apart():
     text = console.export_text()
     assert "flagged: correct, but not counted" in text and "implausible_speedup, hidden_work" in text
     assert "1 flagged, not counted" in text
+
+
+def timing(ms):
+    return Timing(median_ms=ms, mean_ms=ms, std_ms=0.0, min_ms=ms, n=10, rse=0.0)
+
+
+def test_speedup_over_compile_and_share_of_the_speed_of_light_come_from_the_stored_context():
+    from harness.report import ProblemContext
+    from harness.types import Baseline, Peaks
+    result = ev("a", "correct", 3.0).model_copy(update={"runtime": timing(2.0)})
+    ctx = ProblemContext(
+        eager=Baseline(timing=timing(6.0), bytes_moved=10**9),
+        compiled={"compile": Baseline(timing=timing(4.0), eager_ms=6.2),
+                  "compile-max-autotune": Baseline(timing=timing(3.0), eager_ms=6.0),
+                  "broken": Baseline(error="inductor failed")},
+        peaks=Peaks(bandwidth_gbs=1000.0))
+    board = leaderboard("r", [result], {"p": ctx})
+    (row,) = board.problems
+    assert row.compile_kind == "compile-max-autotune" and row.compile_ms == 3.0
+    assert row.best_vs_compile == pytest.approx(1.5)  # 3x over eager, and max-autotune is 2x over eager
+    assert row.sol_ms == pytest.approx(1.0) and row.sol_fraction == pytest.approx(0.5)
+    assert row.eager_sol_fraction == pytest.approx(1 / 6) and row.compile_sol_fraction == pytest.approx(1 / 3)
+    assert board.summary.geomean_vs_compile == pytest.approx(1.5) and board.summary.median_sol == pytest.approx(0.5)
+
+
+def test_runs_side_by_side_with_tokens_cost_and_csv():
+    from harness.report import render_runs, summary_record, to_csv
+    from harness.store import RunUsage
+    usage = RunUsage(requests=2, prompt_tokens=1_000_000, completion_tokens=500_000)
+    a = leaderboard("gpt", RESULTS, model="gpt-x", usage=usage, prices=(1.0, 4.0)).summary
+    b = leaderboard("refs", [ev("a", "correct", 1.2)]).summary
+    assert a.tokens == 1_500_000 and a.cost_usd == pytest.approx(3.0) and b.tokens is None
+    console = Console(record=True, width=250)
+    render_runs([a, b], console)
+    text = console.export_text()
+    assert "gpt-x" in text and "$3.0000" in text and "1,500,000" in text and "1.20x" in text
+    lines = to_csv([summary_record(a), summary_record(b)]).splitlines()
+    assert lines[0].startswith("run,model,") and "fast_1.5" in lines[0] and len(lines) == 3
+    assert lines[2].startswith("refs,,")

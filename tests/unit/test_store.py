@@ -72,23 +72,41 @@ def test_a_version_1_database_is_migrated_in_place(tmp_path):
         assert [r.name for r in store.runs()] == ["old"]
         assert store.run_config("old") is None and store.turns("old") == {}
     db = sqlite3.connect(tmp_path / "h.db")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 4
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"completions", "turns", "baselines"} <= tables
+    assert {"completions", "turns", "baselines", "peaks"} <= tables
 
 
 def test_baselines_are_kept_per_problem_device_torch_dtype_and_protocol(tmp_path):
     from harness.types import Baseline, Timing
     timing = Baseline(timing=Timing(median_ms=2.0, mean_ms=2.1, std_ms=0.1, min_ms=1.9, n=10, rse=0.01),
                       bytes_moved=4096, flops=None)
-    key = ("p" * 64, "H100", "cuda", "2.11", "float32", 3, "eager")
+    from harness.types import PROTOCOL_VERSION
+    key = ("p" * 64, "H100", "cuda", "2.11", "float32", PROTOCOL_VERSION, "eager")
     with Store(tmp_path / "h.db") as store:
-        assert store.baseline(key) is None
+        assert store.baselines(*key[:5]) == {}
         store.add_baseline(key, timing)
-        assert store.baseline(key) == timing
-        assert store.baseline(key[:4] + ("bfloat16",) + key[5:]) is None
+        assert store.baselines(*key[:5]) == {"eager": timing}
+        assert store.baselines(*key[:4], "bfloat16") == {}
     with Store(tmp_path / "h.db") as store:  # it is on disk
-        assert store.baseline(key) == timing
+        assert store.baselines(*key[:5]) == {"eager": timing}
+
+
+def test_every_kind_of_baseline_of_a_problem_and_the_device_peaks(tmp_path):
+    from harness.types import PROTOCOL_VERSION, Baseline, Peaks, Timing
+    t = Timing(median_ms=2.0, mean_ms=2.1, std_ms=0.1, min_ms=1.9, n=10, rse=0.01)
+    key = ("p" * 64, "H100", "cuda", "2.11", "float32", PROTOCOL_VERSION)
+    with Store(tmp_path / "h.db") as store:
+        store.add_baseline(key + ("eager",), Baseline(timing=t, bytes_moved=8))
+        store.add_baseline(key + ("compile",), Baseline(error="inductor failed"))
+        store.add_baseline(key[:5] + (PROTOCOL_VERSION - 1, "compile-max-autotune"), Baseline(timing=t))
+        found = store.baselines(*key[:5])
+        assert set(found) == {"eager", "compile"} and found["compile"].timing is None  # current protocol only
+        assert store.peaks("H100", "cuda", "2.11") is None
+        store.add_peaks("H100", "cuda", "2.11", Peaks(bandwidth_gbs=3000.0, tflops={"bf16": 700.0}))
+    with Store(tmp_path / "h.db") as store:
+        assert store.peaks("H100", "cuda", "2.11").tflops == {"bf16": 700.0}
+        assert store.peaks("H100", "cuda", "2.12") is None
 
 
 def test_completions_and_turns(tmp_path):

@@ -1,0 +1,74 @@
+"""`harness baseline` on the CPU target: eager and torch.compile timed in a clean child, the CPU's peaks,
+everything cached; a torch.compile that fails is recorded, not fatal."""
+import json
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+
+KINDS = ("eager", "compile", "compile-max-autotune")
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("baseline")
+
+
+@pytest.fixture(scope="module")
+def measured(results_dir):
+    proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--json", "--timing-budget", "1",
+                   "--results-dir", results_dir, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_eager_and_both_compile_modes_are_timed_with_their_share_of_the_speed_of_light(measured):
+    peaks = measured["peaks"]
+    assert peaks["bandwidth_gbs"] > 0.5 and set(peaks["tflops"]) == {"fp32", "bf16", "fp16"}
+    (relu,) = measured["problems"]
+    assert relu["problem"] == "cpu/relu" and relu["error"] is None
+    assert relu["bytes_moved"] == 2 * 4 * 4096 * 1024  # input and output, fp32 (cpu/relu is 4096 x 1024)
+    assert relu["sol_ms"] == pytest.approx(relu["bytes_moved"] / (peaks["bandwidth_gbs"] * 1e6))
+    assert set(relu["baselines"]) == set(KINDS)
+    for kind, b in relu["baselines"].items():
+        assert b["error"] is None and b["median_ms"] > 0, (kind, b)
+        assert b["sol_fraction"] == pytest.approx(relu["sol_ms"] / b["median_ms"])
+        assert (b["speedup_vs_eager"] is None) == (kind == "eager")
+
+
+def test_a_second_call_is_served_from_the_store(measured, results_dir):
+    proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--json", "--results-dir", results_dir,
+                   timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == measured
+
+
+def test_results_show_their_speedup_over_compile_once_baselines_exist(measured, results_dir):
+    proc = run_cli("eval", "--target", "cpu", "--problem", "cpu/relu", "--json", "--timing-budget", "1",
+                   "--results-dir", results_dir, REPO / "solutions" / "reference" / "cpu" / "relu.py", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["status"] == "correct"
+    best = min((b for k, b in measured["problems"][0]["baselines"].items() if k != "eager"),
+               key=lambda b: 1 / b["speedup_vs_eager"])
+    assert result["speedup_vs_compile"] == pytest.approx(result["speedup"] / best["speedup_vs_eager"])
+    assert result["sol_fraction"] > 0
+
+
+def test_a_failing_torch_compile_is_recorded_and_eager_still_measured(tmp_path):
+    # Inductor's C++ code generation needs a compiler: without one, torch.compile fails
+    proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--kinds", "compile", "--json",
+                   "--timing-budget", "1", "--results-dir", tmp_path, env={"CXX": "/nonexistent/c++"}, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (relu,) = json.loads(proc.stdout)["problems"]
+    assert relu["baselines"]["eager"]["median_ms"] > 0
+    failed = relu["baselines"]["compile"]
+    assert failed["median_ms"] is None and "torch.compile (mode=default) failed" in failed["error"]
+    text = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--kinds", "compile",
+                   "--results-dir", tmp_path, env={"COLUMNS": "250"}, timeout=120).stdout
+    assert "compile: torch.compile (mode=default) failed" in text  # stored: shown again, not retried
+
+
+def test_bad_kinds_exit_2(tmp_path):
+    proc = run_cli("baseline", "--target", "cpu", "--kinds", "eager,turbo", "--results-dir", tmp_path)
+    assert proc.returncode == 2 and "unknown baseline kind turbo" in proc.stderr
