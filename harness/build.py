@@ -15,14 +15,18 @@ import hashlib
 import importlib.metadata
 import itertools
 import json
+import os
 import platform
 import re
+import shlex
+import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import sysconfig
+import time
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Callable, Literal
 
-from .isolation import child_env, kill_all, run_child, tail, write_atomic
+from .isolation import child_env, run_child, tail, write_atomic
 from .types import BuildResult, Candidate, DeviceInfo
 
 BUILD_PROTOCOL = 1
@@ -158,27 +162,6 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
         return result
 
 
-def build_many(candidates: Iterable[Candidate], device: DeviceInfo, cache_dir: Path, *,
-               timeout_s: float, workers: int, max_jobs: int = 2,
-               on_done: Callable[[Candidate, BuildResult], None] | None = None) -> dict[str, BuildResult]:
-    """Build distinct candidates in parallel; returns build results by candidate sha256."""
-    unique = list({c.sha256: c for c in candidates}.values())
-    results: dict[str, BuildResult] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(build, c, device, cache_dir, timeout_s, max_jobs): c for c in unique}
-        try:
-            for future in as_completed(futures):
-                candidate = futures[future]
-                results[candidate.sha256] = future.result()
-                if on_done:
-                    on_done(candidate, results[candidate.sha256])
-        except BaseException:  # Ctrl-C: stop the builders instead of waiting for them
-            pool.shutdown(wait=False, cancel_futures=True)
-            kill_all()
-            raise
-    return results
-
-
 # ---- used inside child processes only (these import torch) ----
 
 def install_extension_loader(directory: Path, mode: Literal["build", "load"]) -> list[dict]:
@@ -194,7 +177,7 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"]) ->
     manifest: list[dict] = json.loads(manifest_path.read_text()) if mode == "load" and manifest_path.is_file() else []
     counter = itertools.count()
 
-    def wrap(real: Callable) -> Callable:
+    def wrap(real: Callable, with_pch: bool) -> Callable:
         signature = inspect.signature(real)
 
         def loader(*args, **kwargs):
@@ -209,6 +192,8 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"]) ->
             target.mkdir(exist_ok=True)
             bound.arguments["build_directory"] = str(target)
             bound.arguments["verbose"] = mode == "build"  # compiler output goes to the build log
+            if with_pch:
+                use_precompiled_header(cpp_ext, bound.arguments)
             result = real(*bound.args, **bound.kwargs)
             if mode == "build" and not bound.arguments.get("is_standalone", False):
                 file = Path(result.__file__ if is_module else result)
@@ -220,9 +205,135 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"]) ->
         loader.__signature__ = signature
         return loader
 
-    cpp_ext.load_inline = wrap(cpp_ext.load_inline)
-    cpp_ext.load = wrap(cpp_ext.load)
+    cpp_ext.load_inline = wrap(cpp_ext.load_inline, with_pch=mode == "build")
+    cpp_ext.load = wrap(cpp_ext.load, with_pch=False)  # `load` gets no implicit torch/extension.h
     return manifest
+
+
+# A precompiled torch/extension.h of our own: parsing that header is most of a C++ build's time.
+# torch's `use_pch=True` keeps one PCH inside the torch install and `use_pch=False` deletes it, so
+# builds with different flags race; ours are keyed by the exact compile command, one directory each.
+
+PCH_DIR_ENV = "HARNESS_PCH_DIR"
+PCH_FILE = Path("torch") / "extension.h.gch"  # where GCC looks, in each include directory, before the header
+PCH_FAILED = "failed.log"
+
+
+def use_precompiled_header(cpp_ext, arguments: dict) -> None:
+    """Put a PCH built with this load_inline call's flags first on its include path, when one can be had."""
+    if arguments.get("use_pch") is True:
+        return
+    if arguments.get("no_implicit_headers") and not _starts_with_extension_h(arguments.get("cpp_sources")):
+        return
+    try:
+        directory = _precompiled_header_dir(cpp_ext, arguments)
+    except Exception as exc:  # the PCH only saves time: it must never fail a build that works without it
+        print(f"harness: building without a precompiled torch/extension.h ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
+        return
+    if directory is not None:
+        print(f"harness: using the precompiled torch/extension.h in {directory}", file=sys.stderr)
+        arguments["extra_include_paths"] = [str(directory), *(arguments.get("extra_include_paths") or [])]
+
+
+def _starts_with_extension_h(cpp_sources) -> bool:
+    """With no_implicit_headers, main.cpp is the caller's own: the PCH serves it only when
+    torch/extension.h is its first include, before any code (as in the lean shape the prompts teach)."""
+    first = cpp_sources if isinstance(cpp_sources, str) else (cpp_sources or [""])[0]
+    for line in str(first).splitlines():
+        line = line.strip()
+        if line and not line.startswith("//"):
+            return re.fullmatch(r"#\s*include\s*<torch/extension\.h>", line) is not None
+    return False
+
+
+def _precompiled_header_dir(cpp_ext, arguments: dict) -> Path | None:
+    root = _pch_root()
+    compiler = cpp_ext.get_cxx_compiler()
+    flags = _main_cpp_flags(cpp_ext, arguments)
+    if flags is None or cpp_ext.IS_HIP_EXTENSION or not cpp_ext.check_compiler_is_gcc(compiler):
+        return None
+    import torch
+
+    header = Path(torch.__file__).parent / "include" / "torch" / "extension.h"
+    command = [compiler, "-x", "c++-header", str(header), *flags]
+    directory = root / _pch_key(command)
+    return directory if _ensure_pch(directory, command) else None
+
+
+def _pch_root() -> Path:
+    """Shared by every results directory: a PCH depends only on its key (~0.8 GB each, one per flag set)."""
+    if os.environ.get(PCH_DIR_ENV):
+        return Path(os.environ[PCH_DIR_ENV])
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "kernel-harness" / "pch"
+
+
+def _main_cpp_flags(cpp_ext, arguments: dict) -> list[str] | None:
+    """The flags ninja compiles main.cpp with (see torch's _write_ninja_file_to_build_library), less
+    -DTORCH_EXTENSION_NAME, which torch's headers never read. GCC accepts a PCH only when the flags
+    agree, e.g. -O3 defines __OPTIMIZE__, and a -std in extra_cflags must come after torch's -std=c++20.
+    None when the call's arguments have a shape this does not model."""
+    extra_cflags = _string_list(arguments.get("extra_cflags"))
+    user_includes = _string_list(arguments.get("extra_include_paths"))
+    if extra_cflags is None or user_includes is None:
+        return None
+    with_cuda = arguments.get("with_cuda")
+    with_cuda = bool(arguments.get("cuda_sources")) if with_cuda is None else with_cuda
+    with_sycl = arguments.get("with_sycl")
+    with_sycl = bool(arguments.get("sycl_sources")) if with_sycl is None else with_sycl
+    system_includes = cpp_ext.include_paths("cuda" if with_cuda else "xpu" if with_sycl else "cpu")
+    system_includes.append(sysconfig.get_path("include", scheme="posix_prefix"))
+    # ninja hands the flags to a shell: split them the same way
+    cflags = ["-DTORCH_API_INCLUDE_EXTENSION_H",
+              *(f"-I{shlex.quote(os.path.abspath(path.strip()))}" for path in user_includes),
+              *(f"-isystem {shlex.quote(path)}" for path in system_includes),
+              "-fPIC", "-std=c++20", *(flag.strip() for flag in extra_cflags)]
+    return shlex.split(" ".join(cflags))
+
+
+def _string_list(value) -> list[str] | None:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return list(value)
+    return None
+
+
+def _pch_key(command: list[str]) -> str:
+    """The command (without its output), the compiler's exact version and torch's, hashed."""
+    version = subprocess.run([command[0], "--version"], capture_output=True, text=True, check=True).stdout
+    parts = [shlex.join(command), version, f"torch={torch_version()}"]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+def _ensure_pch(directory: Path, command: list[str]) -> bool:
+    """Build the PCH once per key. A builder that finds another one making it builds without it rather
+    than wait (making it takes longer than a build saves)."""
+    pch, failed = directory / PCH_FILE, directory / PCH_FAILED
+    if pch.is_file() or failed.is_file():
+        return pch.is_file()
+    pch.parent.mkdir(parents=True, exist_ok=True)
+    with open(directory / "lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released by the kernel if this process dies
+        except BlockingIOError:
+            return False
+        if pch.is_file() or failed.is_file():
+            return pch.is_file()
+        partial = pch.with_name(pch.name + ".tmp")  # not a name GCC looks for; only the lock holder writes it
+        start = time.monotonic()
+        compiled = subprocess.run([*command, "-o", str(partial)], stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True)
+        if compiled.returncode == 0 and partial.is_file():
+            os.replace(partial, pch)
+            print(f"harness: precompiled torch/extension.h in {time.monotonic() - start:.1f} s", file=sys.stderr)
+            return True
+        partial.unlink(missing_ok=True)
+        write_atomic(failed, f"$ {shlex.join(command)}\n{compiled.stdout}{compiled.stderr}")
+        print(f"harness: torch/extension.h does not precompile with these flags (see {failed}); "
+              "building without it", file=sys.stderr)
+        return False
 
 
 def write_manifest(directory: Path, manifest: list[dict]) -> None:

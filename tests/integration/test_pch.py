@@ -1,0 +1,84 @@
+"""The build child's precompiled torch/extension.h: built once per flag set, reused, never fatal."""
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.cpp_extension import _import_module_from_library
+
+from harness.build import PCH_FAILED, PCH_FILE, build
+from harness.device import discover
+from harness.static import candidate_from_source
+
+CANDIDATE = '''
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""{header}
+torch::Tensor scaled_relu(torch::Tensor x) {{
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    const float* in = xc.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    for (int64_t i = 0; i < xc.numel(); ++i) o[i] = in[i] > 0.f ? {scale}f * in[i] : 0.f;
+    return out;
+}}
+"""
+
+ext = load_inline(name="scaled_relu_{tag}", cpp_sources=CPP, functions=["scaled_relu"], extra_cflags={flags!r},
+                  no_implicit_headers={lean})
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.scaled_relu(x)
+'''
+# -H prints each header the compiler reads, a precompiled one as "! path" when valid and "x path" when not
+REPORTING_FLAGS = ["-O2", "-Winvalid-pch", "-H"]
+
+
+@pytest.fixture(autouse=True)
+def pch_dir(tmp_path, monkeypatch):
+    """PCHs are shared by every results directory (~/.cache/kernel-harness/pch): each test gets its own."""
+    monkeypatch.setenv("HARNESS_PCH_DIR", str(tmp_path / "pch"))
+
+
+def build_scaled_relu(cache: Path, tag: str, scale: float, flags: list[str], lean: bool = False):
+    # lean: no implicit headers, torch/extension.h included first by the source itself (the prompts' shape)
+    source = CANDIDATE.format(tag=tag, scale=scale, flags=flags, lean=lean,
+                              header="\n// the binding\n#include <torch/extension.h>" if lean else "")
+    result = build(candidate_from_source(source), discover("cpu"), cache, timeout_s=600)
+    assert result.status == "ok", result.log[-3000:]
+    return result
+
+
+def imported_extension(result):
+    entry = json.loads((Path(result.directory) / "manifest.json").read_text())[0]
+    return _import_module_from_library(entry["module"], entry["dir"], True)
+
+
+def test_two_candidates_with_the_same_flags_share_one_precompiled_header(tmp_path):
+    first = build_scaled_relu(tmp_path, "a", 2.0, REPORTING_FLAGS)
+    [pch] = tmp_path.rglob(PCH_FILE.name)
+    built = pch.stat()
+    second = build_scaled_relu(tmp_path, "b", 3.0, REPORTING_FLAGS, lean=True)
+
+    assert list(tmp_path.rglob(PCH_FILE.name)) == [pch]
+    assert (pch.stat().st_ino, pch.stat().st_mtime_ns) == (built.st_ino, built.st_mtime_ns)  # built once
+    for result in (first, second):
+        assert f"! {pch}" in result.log  # GCC read the PCH instead of parsing the header
+        assert "not used because" not in result.log  # -Winvalid-pch's complaint
+    x = torch.randn(1000)
+    assert torch.equal(imported_extension(first).scaled_relu(x), 2.0 * x.clamp_min(0))
+    assert torch.equal(imported_extension(second).scaled_relu(x), 3.0 * x.clamp_min(0))
+
+
+def test_flags_the_header_does_not_precompile_with_build_without_it(tmp_path):
+    # Compiled as the main file, torch/extension.h warns "#pragma once in main file": an error under
+    # -Werror, raised at once under -Wfatal-errors. Its main.cpp, which only includes the header, compiles.
+    result = build_scaled_relu(tmp_path, "c", 2.0, ["-O2", "-Werror", "-Wfatal-errors"])
+    [failed] = tmp_path.rglob(PCH_FAILED)
+    assert "pragma once in main file" in failed.read_text()
+    assert not list(tmp_path.rglob(PCH_FILE.name))
+    x = torch.randn(1000)
+    assert torch.equal(imported_extension(result).scaled_relu(x), 2.0 * x.clamp_min(0))
