@@ -1,5 +1,6 @@
 """kernel-harness: evaluate custom kernels against PyTorch references, honestly and fast."""
 
+from .api import Evaluator, aevaluate_sources, evaluate_sources
 from .config import Settings, load_settings
 from .device import discover
 from .executor import Job
@@ -13,7 +14,7 @@ from .types import (
 )
 
 __all__ = [
-    "BuildResult", "Candidate", "CheckResult", "DeviceInfo", "EvalResult", "Job", "Problem", "ProblemError",
-    "Settings", "Status", "Store", "Target", "Timing", "candidate_from_source", "discover", "evaluate",
+    "BuildResult", "Candidate", "CheckResult", "DeviceInfo", "EvalResult", "Evaluator", "Job", "Problem", "ProblemError",
+    "Settings", "Status", "Store", "Target", "Timing", "aevaluate_sources", "candidate_from_source", "discover", "evaluate", "evaluate_sources",
     "leaderboard", "load_candidate", "load_settings", "resolve", "select",
 ]

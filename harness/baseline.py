@@ -33,11 +33,11 @@ def baseline_key(problem: Problem, device: DeviceInfo, settings: Settings, kind:
     return (problem.sha256, device.name, device.target, torch_version(), settings.dtype, PROTOCOL_VERSION, kind)
 
 
-def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Settings, store: Store,
+def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Settings, store: Store | None,
                       kinds: tuple[str, ...] = ("eager",), *, force: bool = False,
                       on_problem: Callable[[Problem, dict[str, Baseline], str | None], None] | None = None) -> Measured:
     """Every requested kind of baseline for each problem: from the store, or measured now (all missing ones
-    in one child, restarted past a problem that crashes or hangs it).
+    in one child, restarted past a problem that crashes or hangs it). With no store, everything is measured.
 
     A problem whose reference cannot run is left out (its evaluations say why); `on_problem(problem,
     baselines, error)` is told about every problem as it is done.
@@ -46,7 +46,7 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
     found: Measured = {}
     missing: dict[str, tuple[Problem, list[str]]] = {}
     for p in unique:
-        stored = store.baselines(p.sha256, device.name, device.target, torch_version(), settings.dtype)
+        stored = store.baselines(p.sha256, device.name, device.target, torch_version(), settings.dtype) if store else {}
         need = [k for k in kinds if force or k not in stored]
         found[p.sha256] = {k: b for k, b in stored.items() if k in kinds and k not in need}
         if need:
@@ -69,7 +69,7 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
         for kind, b in measured.items():
             # what the problem declares wins over what the meta-device forward counted
             b = b.model_copy(update={"bytes_moved": problem.bytes or b.bytes_moved, "flops": problem.flops or b.flops})
-            if kind in need and (b.timing or kind != "eager"):  # a failed eager is the problem's, not cached
+            if store and kind in need and (b.timing or kind != "eager"):  # a failed eager is the problem's
                 store.add_baseline(baseline_key(problem, device, settings, kind), b)
             found[problem.sha256][kind] = b
         if on_problem:

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import cli_problems, cli_report
+from . import cli_bench, cli_problems, cli_report
 from . import problems as problem_index
 from .cli_problems import memory_filter
 from .cli_report import DEFAULT_SET
@@ -27,6 +27,7 @@ from .llm import (PLACEHOLDER_KEY, OfflineProvider, OpenAIProvider, ProviderConf
                   RetryPolicy, redact_url)
 from .loop import RUN_NAME, Loop, LoopEvents, RunConfig
 from .prompts import PromptError, Prompts
+from .ray_executor import RayUnavailable
 from .runner import SOLUTIONS_DIR, Events, candidate_jobs, default_run_name, evaluate
 from .static import CandidateError
 from .store import RunUsage, Store, StoreError
@@ -158,7 +159,8 @@ def show_board(board, as_json: bool) -> None:
 def _settings(args):
     return load_settings(results_dir=args.results_dir, db_path=args.db, trials=args.trials,
                          build_timeout_s=args.build_timeout, eval_timeout_s=args.eval_timeout,
-                         build_workers=args.build_workers, force=args.force or None,
+                         build_workers=args.build_workers, gpus=args.gpus, force=args.force or None,
+                         executor=args.executor, ray_address=args.ray_address,
                          max_speedup=args.max_speedup, compile_baselines=args.compile_baselines or None,
                          timing={"budget_s": args.timing_budget})
 
@@ -359,6 +361,15 @@ def build_parser() -> argparse.ArgumentParser:
                            help="seconds of timing per candidate before stopping unconverged (default 5)")
     eval_opts.add_argument("--build-workers", type=positive(int), metavar="N",
                            help="parallel builds (default: number of CPUs)")
+    eval_opts.add_argument("--gpus", type=positive(int), metavar="N",
+                           help="evaluate on at most N GPUs at once, one evaluation per GPU (default: every visible "
+                                "GPU of the same model; CUDA_VISIBLE_DEVICES picks which)")
+    eval_opts.add_argument("--executor", choices=("local", "ray"),
+                           help="local (default): builds on this machine's CPUs, evaluations on its GPUs; ray: "
+                                "builds and evaluations as tasks on a Ray cluster (pip install 'kernel-harness[ray]')")
+    eval_opts.add_argument("--ray-address", metavar="ADDR",
+                           help="the Ray cluster to join, e.g. ray://head:10001 or auto (default: $RAY_ADDRESS, else "
+                                "a local cluster of this machine)")
     eval_opts.add_argument("--compile-baselines", action="store_true",
                            help="also measure the problems' torch.compile baselines (cached; `harness baseline` "
                                 "measures them on their own), so results show their speedup over torch.compile")
@@ -437,6 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.set_defaults(func=cmd_generate)
 
     cli_report.add_parsers(sub, problems_opts, store_opts)
+    cli_bench.add_parser(sub)
     return parser
 
 
@@ -445,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (UsageError, ProblemError, CandidateError, DeviceError, StoreError, PromptError, FactsError,
-            ProviderConfigError) as exc:
+            ProviderConfigError, RayUnavailable) as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
     except ProviderError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -22,6 +23,12 @@ class Settings(Frozen):
     build_workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1,
                                description="Builds run in parallel")
     max_jobs: int = Field(default=2, ge=1, description="ninja parallelism inside one build (MAX_JOBS)")
+    executor: Literal["local", "ray"] = Field(default="local", description="local: this machine's CPUs and GPUs; "
+                                              "ray: tasks on a Ray cluster (pip install 'kernel-harness[ray]')")
+    ray_address: str | None = Field(default=None, description="Ray cluster to join (default: $RAY_ADDRESS, else a "
+                                                              "local one)")
+    gpus: int = Field(default=0, ge=0, description="Evaluate on at most this many GPUs at once (0: every visible GPU "
+                                                   "of the first one's model)")
     dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Adaptive timing settings")
     force: bool = Field(default=False, description="Re-evaluate even if the store has the same evaluation")
@@ -50,7 +57,8 @@ class Settings(Frozen):
 
 ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_TRIALS": "trials",
        "HARNESS_BUILD_TIMEOUT": "build_timeout_s", "HARNESS_EVAL_TIMEOUT": "eval_timeout_s",
-       "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_MAX_SPEEDUP": "max_speedup",
+       "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_GPUS": "gpus",
+       "HARNESS_EXECUTOR": "executor", "HARNESS_RAY_ADDRESS": "ray_address", "HARNESS_MAX_SPEEDUP": "max_speedup",
        "HARNESS_COMPILE_BASELINES": "compile_baselines"}
 
 

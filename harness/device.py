@@ -64,3 +64,12 @@ def discover(target: Target | None = None) -> DeviceInfo:
         raise DeviceError("--target cuda needs an NVIDIA GPU, and nvidia-smi shows none here "
                           "(check the driver and CUDA_VISIBLE_DEVICES, or use --target cpu)")
     return gpus[0]
+
+
+def devices_like(device: DeviceInfo, limit: int = 0) -> list[DeviceInfo]:
+    """The devices to evaluate on in parallel: every visible GPU of `device`'s model (at most `limit`, 0 for
+    all), since results and baselines are per device model; the CPU is one device."""
+    if device.target == "cpu":
+        return [device]
+    same = [d for d in visible_gpus() if d.name == device.name] or [device]
+    return same[:limit] if limit > 0 else same

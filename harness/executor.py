@@ -1,21 +1,26 @@
-"""Schedules work: builds in parallel on the CPUs, then one evaluation child at a time per device.
+"""Schedules work: builds on a pool of CPU workers, evaluations on one worker per device, overlapped on GPUs.
 
-Evaluations never overlap builds or each other, so neither the GPU nor (for the cpu target) the
-cores are shared while something is being timed.
+One evaluation at a time per device, each in a child process of its own, so nothing else runs on a GPU
+while it is being timed; on the CPU target, evaluations also wait for the builds (the cores are the device).
 """
 
 from __future__ import annotations
 
+import queue
 import shutil
 import tempfile
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .build import build_many, extension_env, torch_version
+from .build import build, extension_env, torch_version
 from .config import Settings
 from .integrity import plausibility_flags
-from .isolation import child_env, run_child, tail
+from .isolation import ChildOutcome, EvalChild, child_env, kill_all, tail
 from .types import (Baseline, BuildResult, Candidate, DeviceInfo, EvalResult, Peaks, Problem, WorkerReport,
                     WorkerSpec, merge_flags)
 
@@ -40,27 +45,30 @@ def result_for(job: Job, device: DeviceInfo, dtype: str, **fields) -> EvalResult
                       **fields)
 
 
-Rebaseline = Callable[[Problem], Baseline | None]
+SPARES = 2  # evaluation children kept started ahead of need, per GPU
+Rebaseline = Callable[[Problem, DeviceInfo], Baseline | None]
 
 
 def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, seed: int,
                    baseline: Baseline | None = None, peaks: Peaks | None = None,
-                   rebaseline: Rebaseline | None = None) -> EvalResult:
-    """Check and time one built candidate in a fresh child process; `baseline` is the reference measured clean,
-    `peaks` the device's measured peaks, `rebaseline` measures the reference clean again (integrity.py)."""
+                   rebaseline: Rebaseline | None = None, child: Spare | None = None) -> EvalResult:
+    """Check and time one built candidate in a child process used for nothing else (`child`, started ahead
+    of need, or a new one); `baseline` is the reference measured clean, `peaks` the device's measured peaks,
+    `rebaseline` measures the reference clean again (integrity.py)."""
     if build.status != "ok":
+        if child:
+            child.discard()
         status = "timeout" if build.status == "timeout" else "compile_error"
         return result_for(job, device, settings.dtype, status=status, error=build.error, build=build, flags=job.flags)
-    work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
+    child = child or Spare(device, settings)
     try:
         spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
                           dtype=settings.dtype, seed=seed, trials=settings.trials, atol=job.problem.atol,
-                          rtol=job.problem.rtol, timing=settings.timing, result_path=str(work / "report.json"))
-        (work / "spec.json").write_text(spec.model_dump_json())
-        outcome = run_child(["eval", str(work / "spec.json")], env=eval_env(device, settings),
-                            timeout_s=settings.eval_timeout_s, log_path=work / "eval.log", cwd=work)
-        log = (work / "eval.log").read_text(errors="replace")
-        report_path = work / "report.json"
+                          rtol=job.problem.rtol, timing=settings.timing, result_path=str(child.work / "report.json"))
+        (child.work / "spec.json").write_text(spec.model_dump_json())
+        outcome = child.run(child.work / "spec.json", settings.eval_timeout_s)
+        log = (child.work / "eval.log").read_text(errors="replace")
+        report_path = child.work / "report.json"
         if outcome.timed_out:
             return result_for(job, device, settings.dtype, status="timeout", build=build,
                               error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
@@ -69,36 +77,122 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
                               error=f"{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
         report = WorkerReport.model_validate_json(report_path.read_text())
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        child.discard()
     speedup = None
     if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
         speedup = report.ref_runtime.median_ms / report.runtime.median_ms
     flags = plausibility_flags(report, device, dtype=settings.dtype, max_speedup=settings.max_speedup,
                                baseline=baseline, peaks=peaks,
-                               rebaseline=rebaseline and (lambda: rebaseline(job.problem)))
+                               rebaseline=rebaseline and (lambda: rebaseline(job.problem, device)))
     return result_for(job, device, settings.dtype, status=report.status, speedup=speedup, runtime=report.runtime,
                       ref_runtime=report.ref_runtime, check=report.check, error=report.error,
-                      flags=merge_flags(job.flags, report.flags, flags), build=build)
+                      flags=merge_flags(job.flags, report.flags, flags), build=build,
+                      stages={**report.stages, "eval": outcome.duration_s})
 
 
-def run_jobs(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int, *,
+class Spare:
+    """An evaluation child with a work directory of its own, started now (see isolation.EvalChild)."""
+
+    def __init__(self, device: DeviceInfo, settings: Settings):
+        self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
+        self.child = EvalChild(device.target, eval_env(device, settings), self.work)
+
+    def run(self, spec_path: Path, timeout_s: float) -> ChildOutcome:
+        return self.child.run(spec_path, timeout_s)
+
+    def discard(self) -> None:
+        self.child.discard()
+        self.remove()
+
+    def remove(self) -> None:
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def run_jobs(jobs: list[Job], devices: list[DeviceInfo], settings: Settings, seed: int, *,
              baselines: dict[str, Baseline] | None = None, peaks: Peaks | None = None,
              rebaseline: Rebaseline | None = None, on_built: Callable[[Candidate, BuildResult], None] | None = None,
              on_evaluated: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
-    """Build all distinct candidates, then evaluate each job; results in the order of `jobs`.
+    """Build every distinct candidate on a pool of CPU workers while one evaluation worker per device
+    evaluates the built ones, each in a child started ahead of need; results in the order of `jobs`.
 
-    `on_evaluated(i, result)` is called as soon as `jobs[i]` has its result.
+    On a GPU, evaluations overlap builds (the GPU is not what the builds use). On the CPU target the
+    evaluations wait until every build is done, so the cores being timed are not shared, and their
+    children are started on demand for the same reason. Callbacks run in the calling thread:
+    `on_built(candidate, build)` per distinct candidate, `on_evaluated(i, result)` as `jobs[i]` is done.
     """
     settings.cache_dir.mkdir(parents=True, exist_ok=True)
-    builds = build_many([j.candidate for j in jobs], device, settings.cache_dir,
-                        timeout_s=settings.build_timeout_s, workers=settings.build_workers,
-                        max_jobs=settings.max_jobs, on_done=on_built)
-    results = []
+    overlap = devices[0].target == "cuda"
+    by_candidate: dict[str, list[int]] = {}
     for i, job in enumerate(jobs):
-        result = evaluate_built(job, builds[job.candidate.sha256], device, settings, seed,
-                                (baselines or {}).get(job.problem.sha256), peaks, rebaseline)
-        if on_evaluated:
-            on_evaluated(i, result)
-        results.append(result)
-    return results
+        by_candidate.setdefault(job.candidate.sha256, []).append(i)
+    builds: dict[str, BuildResult] = {}
+    ready: queue.Queue[int | None] = queue.Queue()   # built jobs, for the evaluation workers
+    events: queue.Queue[tuple] = queue.Queue()        # everything that happened, for this thread
+    queued_at: dict[int, float] = {}
 
+    def enqueue(indices: list[int]) -> None:
+        for i in indices:
+            queued_at[i] = time.monotonic()
+            ready.put(i)
+
+    def evaluation_worker(device: DeviceInfo) -> None:
+        # Children start SPARES evaluations ahead: one start (importing torch, ~5 s) outlasts one evaluation.
+        spares = deque(Spare(device, settings) for _ in range(SPARES if overlap else 0))
+        try:
+            while (i := ready.get()) is not None:
+                if overlap:
+                    spares.append(Spare(device, settings))
+                child = spares.popleft() if overlap else None
+                waited = time.monotonic() - queued_at[i]
+                job = jobs[i]
+                result = evaluate_built(job, builds[job.candidate.sha256], device, settings, seed,
+                                        (baselines or {}).get(job.problem.sha256), peaks, rebaseline, child)
+                events.put(("evaluated", i, result, waited))
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
+            events.put(("failed", exc))
+        finally:
+            for spare in spares:
+                spare.discard()
+
+    workers = [threading.Thread(target=evaluation_worker, args=(d,), name=f"eval-{d.index}", daemon=True)
+               for d in devices]
+    for worker in workers:
+        worker.start()
+    results: dict[int, EvalResult] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, settings.build_workers), thread_name_prefix="build")
+    try:
+        for sha, indices in by_candidate.items():
+            future = pool.submit(build, jobs[indices[0]].candidate, devices[0], settings.cache_dir,
+                                 settings.build_timeout_s, settings.max_jobs)
+            future.add_done_callback(lambda f, sha=sha: events.put(("built", sha, f)))
+        while len(results) < len(jobs):
+            kind, *rest = events.get()
+            if kind == "failed":
+                raise rest[0]
+            if kind == "built":
+                sha, future = rest
+                builds[sha] = future.result()
+                if on_built:
+                    on_built(jobs[by_candidate[sha][0]].candidate, builds[sha])
+                if overlap:
+                    enqueue(by_candidate[sha])
+                elif len(builds) == len(by_candidate):
+                    enqueue(list(range(len(jobs))))
+            else:
+                i, result, waited = rest
+                build_s = 0.0 if result.build is None or result.build.cached else result.build.duration_s
+                results[i] = result.model_copy(update={"stages": {"build": build_s, "queue": waited,
+                                                                  **result.stages}})
+                if on_evaluated:
+                    on_evaluated(i, results[i])
+    except BaseException:  # Ctrl-C or a failure: stop builders and children instead of waiting for them
+        pool.shutdown(wait=False, cancel_futures=True)
+        kill_all()
+        raise
+    finally:
+        for _ in workers:
+            ready.put(None)
+    pool.shutdown()
+    for worker in workers:
+        worker.join()
+    return [results[i] for i in range(len(jobs))]

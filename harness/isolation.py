@@ -95,6 +95,42 @@ def kill_all() -> None:
         kill_group(pid)
 
 
+class EvalChild:
+    """`python -m harness.worker serve TARGET`, started before it is needed: it imports torch and readies
+    the device, then waits for one spec path on stdin, evaluates it and exits. Used once, like any child."""
+
+    def __init__(self, target: str, env: dict[str, str], work: Path):
+        self.work = work
+        with open(work / "eval.log", "wb") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "harness.worker", "serve", target],
+                                         stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                         cwd=work, start_new_session=True)
+        _running.add(self.proc.pid)
+
+    def run(self, spec_path: Path, timeout_s: float) -> ChildOutcome:
+        """Hand over the spec and wait until the child exits (killed with its group after `timeout_s`)."""
+        start = time.monotonic()
+        timed_out = False
+        try:
+            self.proc.stdin.write(f"{spec_path}\n".encode())
+            self.proc.stdin.close()
+        except BrokenPipeError:  # it died while starting; its exit status and log say why
+            pass
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            self.discard()
+        return ChildOutcome(None if timed_out else self.proc.returncode, timed_out, time.monotonic() - start)
+
+    def discard(self) -> None:
+        """Kill the child's group (with anything it left running) and reap it."""
+        kill_group(self.proc.pid)
+        self.proc.wait()
+        _running.discard(self.proc.pid)
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Readers see the old file or the whole new one, never half of it."""
     tmp = path.with_suffix(path.suffix + ".tmp")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .baseline import device_peaks, measure_baselines
 from .config import Settings
+from .device import devices_like
 from .executor import Job, result_for, run_jobs
 from .problems import REPO_ROOT
 from .rules import check as check_rules
@@ -93,11 +94,24 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
         measured = measure_baselines([jobs[i].problem for i in pending], device, settings, store, kinds)
         baselines = {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
 
-    def rebaseline(problem: Problem) -> Baseline | None:
-        return measure_baselines([problem], device, settings, store, force=True).get(problem.sha256, {}).get("eager")
+    def rebaseline(problem: Problem, on: DeviceInfo) -> Baseline | None:
+        with Store(store.path) as own:  # called from an evaluation worker's thread: a connection of its own
+            return measure_baselines([problem], on, settings, own, force=True).get(problem.sha256, {}).get("eager")
 
-    run_jobs([jobs[i] for i in pending], device, settings, seed, baselines=baselines, peaks=peaks, rebaseline=rebaseline,
-             on_built=events.built, on_evaluated=lambda position, result: record(pending[position], result))
+    def on_evaluated(position: int, result: EvalResult) -> None:
+        record(pending[position], result)
+
+    pending_jobs = [jobs[i] for i in pending]
+    if not pending_jobs:
+        pass
+    elif settings.executor == "ray":
+        from .ray_executor import run_jobs_ray
+
+        run_jobs_ray(pending_jobs, device, settings, seed, address=settings.ray_address, baselines=baselines,
+                     peaks=peaks, on_built=events.built, on_evaluated=on_evaluated)
+    else:
+        run_jobs(pending_jobs, devices_like(device, settings.gpus), settings, seed, baselines=baselines, peaks=peaks,
+                 rebaseline=rebaseline, on_built=events.built, on_evaluated=on_evaluated)
     return [results[i] for i in range(len(jobs))]
 
 

@@ -25,7 +25,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     name TEXT PRIMARY KEY,
     created_at TEXT NOT NULL,
-    kind TEXT NOT NULL,            -- 'eval' or 'run'
+    kind TEXT NOT NULL,            -- 'eval', 'run', 'api' or 'bench'
     target TEXT NOT NULL,
     device_name TEXT NOT NULL,
     model TEXT,                    -- the model that wrote the candidates, NULL for files

@@ -127,6 +127,7 @@ class WorkerReport(Frozen):
     flags: tuple[str, ...] = Field(default=(), description="Warnings about the measurement")
     device_name: str = Field(description="Device name as torch reports it")
     torch_version: str = Field(description="torch.__version__ in the child")
+    stages: dict[str, float] = Field(default_factory=dict, description="Seconds spent in setup, check, time")
 
 
 class EvalResult(Frozen):
@@ -149,6 +150,9 @@ class EvalResult(Frozen):
     error: str | None = Field(default=None, description="Error message, or None")
     flags: tuple[str, ...] = Field(default=(), description="Measurement warnings, empty when clean")
     build: BuildResult | None = Field(default=None, description="Build outcome (log included)")
+    stages: dict[str, float] = Field(default_factory=dict, description="Seconds per stage: build, queue (built, "
+                                     "waiting for a device), eval (from hand-off to the child until it exited), and "
+                                     "within eval as the child measured it: setup, check, time")
     cached: bool = Field(default=False, description="Served from the store instead of re-evaluated")
 
     @property

@@ -1,7 +1,9 @@
-"""The child process. Two jobs, each in a fresh interpreter started by the parent:
+"""The child process. Its jobs, each in a fresh interpreter started by the parent:
 
   python -m harness.worker build DIR        import DIR/candidate.py once, building its extensions
   python -m harness.worker eval SPEC.json   check the built candidate against the reference, time both
+  python -m harness.worker serve TARGET     the same evaluation, started ahead of need: import torch and
+                                            make the device ready, then read one SPEC.json path from stdin
 
 Whatever the candidate does (segfault, os._exit, exceptions, endless loops), the parent sees it
 from the outside; this process only reports what it could observe, as WorkerReport JSON.
@@ -14,12 +16,15 @@ import hashlib
 import logging
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
 from .build import NO_GPU_HINT, import_candidate, install_extension_loader, write_manifest
 from .isolation import write_atomic
 from .types import CheckResult, WorkerReport, WorkerSpec
+
+_clock = time.perf_counter  # bound before any candidate code runs: stage times cannot be patched
 
 
 def build_main(directory: Path) -> int:
@@ -127,6 +132,13 @@ def timed_side(problem, device, dtype, seed: int, name: str, fn):
     return Side(prepare, fn)
 
 
+STAGES = ("setup", "check", "time")
+
+
+def stage_ends(stages: dict[str, float], name: str, started: float) -> None:
+    stages[name] = _clock() - started - sum(stages.values())
+
+
 def eval_main(spec: WorkerSpec) -> WorkerReport:
     import random
 
@@ -136,10 +148,12 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
     from .defenses import Guard, identical, output_problem, poison, poison_free_memory, snapshot
     from .timing import time_interleaved
 
+    started = _clock()
     device, device_name, timer, sync = target_device(torch, spec.target)
     dtype = getattr(torch, spec.dtype)
     atol, rtol = tolerances(dtype, spec.atol, spec.rtol)
-    report = dict(device_name=device_name, torch_version=torch.__version__)
+    stages: dict[str, float] = {}  # seconds spent setting up, checking, timing (filled in as they end)
+    report = dict(device_name=device_name, torch_version=torch.__version__, stages=stages)
 
     with failing_as("problem error: importing the problem failed"):
         problem = import_problem(spec.problem_path)
@@ -196,6 +210,7 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
                 # same seed: same initial parameters as the reference
                 candidate = construct(module.ModelNew, init_inputs, device, dtype, init_seed)
             guard.verify("in ModelNew.__init__")
+            stage_ends(stages, "setup", started)
 
             worst_abs = worst_rel = 0.0
             for trial in range(spec.trials):
@@ -218,6 +233,7 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
                 worst_abs = max(worst_abs, result.max_abs_err or 0.0)
                 worst_rel = max(worst_rel, result.max_rel_err or 0.0)
                 del out, copy, mine, inputs
+            stage_ends(stages, "check", started)
 
             # Timing: fresh inputs for every call; some candidate outputs are checked again, chosen by a
             # secret draw, against the reference on a pristine copy of the same inputs.
@@ -244,7 +260,11 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
                      for name, fn in (("reference", reference), ("candidate", candidate))},
                     timer, spec.timing, inspect=recheck)
             guard.verify("while being timed")
+            stage_ends(stages, "time", started)
     except EvalFailure as failure:  # verdicts reached inside: incorrect, rejected (Tampered), runtime_error
+        failed_in = next((n for n in STAGES if n not in stages), None)
+        if failed_in:
+            stage_ends(stages, failed_in, started)
         if failure.status != "incorrect":
             return WorkerReport(status=failure.status, error=str(failure), **report)
         found = failure.comparison
@@ -303,8 +323,24 @@ def target_device(torch, target: str):
     return torch.device("cpu"), "cpu", CpuTimer(), (lambda: None)
 
 
+def warm_up(target: str) -> None:
+    """What every evaluation pays before it can start: importing torch and the harness's own modules, and
+    (cuda) creating the context; a warm child pays it while the previous candidate is evaluated."""
+    import torch
+
+    from . import check, defenses, timing  # noqa: F401
+
+    if target == "cuda" and torch.cuda.is_available():
+        for attempt in range(5):
+            try:
+                torch.empty(1, device="cuda")
+                return
+            except RuntimeError:  # the evaluation beside us may hold all free memory for a moment (poison)
+                time.sleep(0.5 * (attempt + 1))
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] not in ("build", "eval"):
+    if len(argv) != 2 or argv[0] not in ("build", "eval", "serve"):
         print(__doc__, file=sys.stderr)
         return 2
     if argv[0] == "build":
@@ -312,6 +348,12 @@ def main(argv: list[str]) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # threads the candidate started at import must not keep the builder alive
+    if argv[0] == "serve":
+        warm_up(argv[1])
+        line = sys.stdin.readline().strip()
+        if not line:  # the parent discarded this spare
+            os._exit(0)
+        argv = ["eval", line]
     spec = WorkerSpec.model_validate_json(Path(argv[1]).read_text())
     try:
         report = eval_main(spec)

@@ -1,0 +1,68 @@
+"""The pipelined executor and the Python API on the cpu target: real builds, real children, a real SQLite file."""
+import asyncio
+import sqlite3
+
+import pytest
+
+from harness.api import Evaluator
+from harness.config import load_settings
+from harness.device import discover
+from harness.executor import Job, run_jobs
+from harness.problems import ProblemError, resolve
+from harness.static import candidate_from_source
+from tests.conftest import FIXTURES, SOLUTIONS
+
+PROBLEM = FIXTURES / "problems" / "relu.py"
+CORRECT = (SOLUTIONS / "correct" / "cpu_relu.py").read_text()
+WRONG = (SOLUTIONS / "wrong" / "cpu_relu_leaky.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory):
+    return load_settings(results_dir=tmp_path_factory.mktemp("results"), timing={"budget_s": 0.5}, trials=2,
+                         build_workers=2)
+
+
+def test_each_source_is_built_once_and_builds_finish_before_cpu_evaluations(settings):
+    problem = resolve(str(PROBLEM))
+    jobs = [Job(problem, candidate_from_source(source)) for source in (CORRECT, WRONG, CORRECT)]
+    happened = []
+    results = run_jobs(jobs, [discover("cpu")], settings, seed=7,
+                       on_built=lambda candidate, build: happened.append(("built", candidate.sha256)),
+                       on_evaluated=lambda i, result: happened.append(("evaluated", i)))
+    assert [r.status for r in results] == ["correct", "incorrect", "correct"]
+    built = [event for event in happened if event[0] == "built"]
+    assert sorted(sha for _, sha in built) == sorted({j.candidate.sha256 for j in jobs})  # the same source once
+    # on the cpu target the cores are the device: no evaluation while anything builds
+    assert happened[:2] == built and sorted(i for kind, i in happened[2:]) == [0, 1, 2]
+    for r in results:
+        assert {"build", "queue", "eval", "setup", "check"} <= set(r.stages), r.stages
+        assert r.stages["eval"] >= r.stages["setup"] + r.stages["check"] > 0
+    assert "time" in results[0].stages and "time" not in results[1].stages  # an incorrect one is never timed
+    assert results[0].build.build_sha256 == results[2].build.build_sha256
+
+
+def test_python_api_sync_and_async(settings):
+    evaluator = Evaluator(target="cpu", settings=settings, run="rl-step-1")
+    first = evaluator.evaluate([(str(PROBLEM), CORRECT), (str(PROBLEM), WRONG)])
+    assert [r.status for r in first] == ["correct", "incorrect"]
+    assert first[0].counted and first[0].speedup > 0 and first[1].check.max_abs_err > 0
+
+    async def two_batches_at_once():
+        return await asyncio.gather(evaluator.aevaluate([(str(PROBLEM), CORRECT)]),
+                                    evaluator.aevaluate([(str(PROBLEM), WRONG)]))
+    again, wrong = asyncio.run(two_batches_at_once())
+    assert again[0].cached and again[0].speedup == first[0].speedup  # the store answers what it has seen
+    assert wrong[0].cached and wrong[0].status == "incorrect"
+    with sqlite3.connect(settings.db) as db:
+        assert db.execute("SELECT kind, COUNT(*) FROM runs JOIN evaluations ON evaluations.run = runs.name "
+                          "WHERE runs.name = 'rl-step-1'").fetchone() == ("api", 4)
+
+
+def test_python_api_rejects_bad_input_before_building(settings):
+    evaluator = Evaluator(target="cpu", settings=settings)
+    with pytest.raises(ProblemError, match="no_such_problem"):
+        evaluator.evaluate([("level1/no_such_problem", CORRECT)])
+    with pytest.raises(TypeError, match="must be a str"):
+        evaluator.evaluate([(str(PROBLEM), b"class ModelNew: ...")])
+    assert evaluator.evaluate([]) == []
