@@ -1,0 +1,45 @@
+"""The benchmark's candidates and arithmetic (its runs are on real devices: harness bench)."""
+import ast
+import re
+
+from harness.bench import Measurement, batch
+from harness.cli_bench import speedups
+from harness.rules import check
+from harness.static import precheck
+from harness.types import EvalResult
+
+
+def cuda_part(source: str) -> str:
+    return re.search(r'CUDA = r"""(.*?)"""', source, re.S).group(1)
+
+
+def test_every_generated_candidate_is_distinct_valid_and_passes_the_rules():
+    for shape in ("lean", "torch", "cpp"):
+        sources = batch(shape, 30, "salt")
+        assert len(set(sources)) == 30
+        assert len({re.sub(r"// bench .*", "", s) for s in sources}) >= 18  # variants, not just tags
+        for source in sources:
+            ast.parse(source)
+            assert precheck(source) is None and not check(source).rejections, shape
+    lean, heavy = batch("lean", 1, "s")[0], batch("torch", 1, "s")[0]
+    assert "torch/" not in cuda_part(lean) and "no_implicit_headers=True" in lean
+    assert "#include <torch/extension.h>" in cuda_part(heavy)
+    assert batch("lean", 2, "a") != batch("lean", 2, "b")  # a new salt, nothing cached
+
+
+def result(**stages) -> EvalResult:
+    return EvalResult(problem_id="p", problem_sha256="a", candidate_path=None, candidate_sha256="b", target="cuda",
+                      device_name="d", torch_version="t", status="correct", stages=stages)
+
+
+def test_rates_busy_share_and_overhead():
+    passes = [Measurement("pipelined", "lean", 2, 60.0, [result(eval=3.0, check=1.0, time=1.5)] * 30),
+              Measurement("one-at-a-time", "lean", 1, 60.0, [result(eval=8.0, check=1.0, time=1.5)] * 2)]
+    fast, slow = passes
+    assert fast.per_min == 30.0 and slow.per_min == 2.0
+    assert fast.busy == 30 * 2.5 / (60.0 * 2)
+    assert fast.overhead == 0.5 and slow.overhead == 5.5
+    assert fast.summary()["stages_s"]["queue"] is None
+    cached = [Measurement("cached-1gpu", "lean", 1, 60.0, [result()] * 10),
+              Measurement("cached-2gpu", "lean", 2, 60.0, [result()] * 19)]
+    assert speedups(passes + cached) == {"lean: pipelined / one-at-a-time": 15.0, "2 GPUs / 1 GPU (builds cached)": 1.9}
