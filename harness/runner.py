@@ -50,6 +50,10 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
     Returns (evaluation row id, result) per job, in order.
     """
     events = events or Events()
+    if settings.executor == "ray":  # fail on a missing Ray or an unreachable cluster before doing anything
+        from .ray_executor import connect
+
+        connect(settings.ray_address, device.target)
     jobs = list(jobs)  # rule flags are added to our copy
     store.ensure_run(run, kind=kind, target=device.target, device_name=device.name, model=model)
     results: dict[int, tuple[int, EvalResult]] = {}
