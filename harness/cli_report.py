@@ -219,7 +219,7 @@ def add_parsers(sub, problems_opts, store_opts) -> None:
         "report", parents=[store_opts], help="leaderboard: runs side by side, or one run's problems",
         description="Without --run: every stored run (or --runs) side by side: correctness, fast_p, geometric mean "
                     "speedup over eager and over the best torch.compile mode, median share of the speed of light, "
-                    "tokens and cost. With --run NAME: that run's problems (best speedup, statuses, %% SOL, flags). "
+                    "tokens and cost. With --run NAME: that run's problems (best speedup, statuses, % SOL, flags). "
                     "--html PATH writes one self-contained page with plots (fast_p curves, speedup distribution, "
                     "per-problem speed-of-light bars, the generated -> compiled -> correct -> faster funnel).")
     rep.add_argument("--run", metavar="NAME", help="one run's per-problem table")

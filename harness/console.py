@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -11,8 +12,16 @@ from rich.console import Console
 
 from . import problems as problem_index
 
-out = Console()
-err = Console(stderr=True)
+
+
+def _width(stream) -> int | None:
+    """Rich's own width on a terminal or with $COLUMNS; piped into a file or a log, tables get room for every
+    column instead of rich's 80, where the leaderboard's cells would be cut to a letter."""
+    return None if stream.isatty() or os.environ.get("COLUMNS") else 200
+
+
+out = Console(width=_width(sys.stdout))
+err = Console(stderr=True, width=_width(sys.stderr))
 
 
 class UsageError(Exception):
