@@ -167,7 +167,8 @@ def cmd_problems_show(args) -> int:
               f"target {problem.target}  {escape(problem.path)}")
     if problem.tags:
         out.print(f"tags: {escape(', '.join(problem.tags))}")
-    for name, value in (("FLOPS", problem.flops), ("BYTES", problem.bytes), ("MEMORY_GB", problem.memory_gb)):
+    for name, value in (("FLOPS", problem.flops), ("BYTES", problem.bytes), ("MEMORY_GB", problem.memory_gb),
+                        ("MAX_SPEEDUP", problem.max_speedup)):
         if value is not None:
             out.print(f"{name} = {value:,}")
     if problem.atol is not None or problem.rtol is not None:

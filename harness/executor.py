@@ -81,7 +81,7 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
     speedup = None
     if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
         speedup = report.ref_runtime.median_ms / report.runtime.median_ms
-    flags = plausibility_flags(report, device, dtype=settings.dtype, max_speedup=settings.max_speedup,
+    flags = plausibility_flags(report, device, dtype=settings.dtype, max_speedup=job.problem.max_speedup or settings.max_speedup,
                                baseline=baseline, peaks=peaks,
                                rebaseline=rebaseline and (lambda: rebaseline(job.problem, device)))
     return result_for(job, device, settings.dtype, status=report.status, speedup=speedup, runtime=report.runtime,

@@ -44,21 +44,25 @@ def metadata_reasons(problem: Problem) -> list[str]:
     if len(bound) != 1 or len(problem.tags) < 2:
         reasons.append("TAGS must name the op family and exactly one of 'memory-bound' or 'compute-bound', "
                        "e.g. TAGS = ['matmul', 'compute-bound']")
-    for name in uncommented_tolerances(Path(problem.path).read_text()):
-        reasons.append(f"{name} overrides the default tolerance without a comment saying why "
+    for name in uncommented_overrides(Path(problem.path).read_text()):
+        what = "the plausible speedup ceiling" if name == "MAX_SPEEDUP" else "the default tolerance"
+        reasons.append(f"{name} overrides {what} without a comment saying why "
                        "(put the reason on the line above or at the end of the line)")
     return reasons
 
 
-def uncommented_tolerances(source: str) -> list[str]:
-    """Tolerance constants assigned at module level with no comment on their line or the line above."""
+OVERRIDES = ("TOLERANCE", "ATOL", "RTOL", "MAX_SPEEDUP")  # each needs a comment saying why
+
+
+def uncommented_overrides(source: str) -> list[str]:
+    """Override constants assigned at module level with no comment on their line or the line above."""
     comments: set[int] = set()
     assigned: list[tuple[str, int]] = []
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     for i, tok in enumerate(tokens):
         if tok.type == tokenize.COMMENT:
             comments.add(tok.start[0])
-        elif (tok.type == tokenize.NAME and tok.start[1] == 0 and tok.string in ("TOLERANCE", "ATOL", "RTOL")
+        elif (tok.type == tokenize.NAME and tok.start[1] == 0 and tok.string in OVERRIDES
               and i + 1 < len(tokens) and tokens[i + 1].string == "="):
             assigned.append((tok.string, tok.start[0]))
     return [name for name, line in assigned if not comments & {line, line - 1}]

@@ -2,7 +2,7 @@
 
 A problem file defines `class Model`, `get_inputs()` and `get_init_inputs()` (returning a list).
 Module constants the harness reads (literals): LEVEL, TAGS, TARGET, TOLERANCE (atol = rtol), ATOL,
-RTOL, MEMORY_GB, FLOPS, BYTES. README's "Adding a problem" says what each means.
+RTOL, MEMORY_GB, FLOPS, BYTES, MAX_SPEEDUP. README's "Adding a problem" says what each means.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .types import Problem
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-METADATA = ("LEVEL", "TAGS", "TARGET", "TOLERANCE", "ATOL", "RTOL", "MEMORY_GB", "FLOPS", "BYTES")
+METADATA = ("LEVEL", "TAGS", "TARGET", "TOLERANCE", "ATOL", "RTOL", "MEMORY_GB", "FLOPS", "BYTES", "MAX_SPEEDUP")
 
 
 class ProblemError(ValueError):
@@ -171,6 +171,10 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise ProblemError(f"{path}: {name} must be a positive number")
         numbers[name] = value if value is None or name == "MEMORY_GB" else round(value)
+    max_speedup = constants.get("MAX_SPEEDUP")
+    if max_speedup is not None and (isinstance(max_speedup, bool) or not isinstance(max_speedup, (int, float))
+                                    or max_speedup <= 1):
+        raise ProblemError(f"{path}: MAX_SPEEDUP must be a number above 1")
 
     doc = ast.get_docstring(tree) or ""
     return Problem(
@@ -186,6 +190,7 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
         memory_gb=None if numbers["MEMORY_GB"] is None else float(numbers["MEMORY_GB"]),
         flops=numbers["FLOPS"],
         bytes=numbers["BYTES"],
+        max_speedup=None if max_speedup is None else float(max_speedup),
     )
 
 

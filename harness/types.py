@@ -59,6 +59,9 @@ class Problem(Frozen):
                                                         "count the op")
     bytes: int | None = Field(default=None, description="BYTES: minimal bytes moved, where inputs + parameters "
                                                         "+ outputs is not it")
+    max_speedup: float | None = Field(default=None, description="MAX_SPEEDUP: the plausible ceiling over eager "
+                                                                "for this problem, where eager is far from the "
+                                                                "speed of light (replaces --max-speedup)")
 
 
 class Candidate(Frozen):

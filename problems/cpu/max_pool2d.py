@@ -11,6 +11,9 @@ STRIDE = 2
 PADDING = 1
 
 TAGS = ["pooling", "memory-bound"]
+# eager's CPU max_pool2d visits each window with scalar code: 13.2 ms on the 2-core CI machine, where the
+# 21 MB moved take 0.74 ms at the measured 28 GB/s, so a vectorized kernel is up to ~18x faster for real
+MAX_SPEEDUP = 25
 
 
 class Model(nn.Module):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.gate import MARK_MEMORY_GB, assess, uncommented_tolerances
+from harness.gate import MARK_MEMORY_GB, assess, uncommented_overrides
 from harness.problems import parse_problem
 
 BODY = '''
@@ -118,7 +118,9 @@ def test_tolerance_overrides_need_a_comment():
               "# fp32 reassociation over 24 layers\nRTOL = 1e-3\n"
               "TOLERANCE = 1e-2\n"
               "def f():\n    ATOL = 1\n")
-    assert uncommented_tolerances(source) == ["TOLERANCE"]
+    assert uncommented_overrides(source) == ["TOLERANCE"]
+    assert uncommented_overrides("MAX_SPEEDUP = 40\n") == ["MAX_SPEEDUP"]
+    assert uncommented_overrides("MAX_SPEEDUP = 40  # eager is a scalar loop\n") == []
 
 
 def test_uncommented_tolerance_fails_the_static_gate(tmp_path):

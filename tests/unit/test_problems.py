@@ -79,6 +79,19 @@ def test_metadata_constants(tmp_path):
         problems.parse_problem(path, tmp_path)
 
 
+def test_max_speedup_replaces_the_plausible_ceiling_for_one_problem(tmp_path):
+    path = tmp_path / "p.py"
+    body = "class Model: pass\ndef get_inputs(): return []\ndef get_init_inputs(): return []\n"
+    path.write_text("MAX_SPEEDUP = 4 * 10  # eager is a scalar loop\n" + body)
+    assert problems.parse_problem(path, tmp_path).max_speedup == 40.0
+    path.write_text(body)
+    assert problems.parse_problem(path, tmp_path).max_speedup is None
+    for bad in ("1", "0.5", "'fast'", "True"):
+        path.write_text(f"MAX_SPEEDUP = {bad}\n" + body)
+        with pytest.raises(ProblemError, match="MAX_SPEEDUP must be a number above 1"):
+            problems.parse_problem(path, tmp_path)
+
+
 def test_select_sets_ids_and_paths_without_repeats():
     level1 = sorted(p.id for p in problems.index(ROOT)[0] if p.level == 1)
     chosen = problems.select("level1,level1/sum_dim1," + str(FIXTURES / "problems" / "relu.py"), ROOT)
