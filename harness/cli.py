@@ -15,7 +15,7 @@ from rich.table import Table
 from . import cli_bench, cli_problems, cli_report
 from . import problems as problem_index
 from .cli_problems import memory_filter
-from .cli_report import DEFAULT_SET
+from .cli_report import DEFAULT_SET, OFFLINE_SET
 from .console import UsageError, emit_json, err, fmt, out, positive, problem_root
 from .config import load_settings
 from .device import DeviceError, discover
@@ -76,8 +76,9 @@ class ConsoleEvents(Events):
         style = STATUS_STYLE[result.status]
         speed = f" {result.speedup:.2f}x" if result.speedup is not None else ""
         cached = " (stored)" if result.cached else ""
+        flags = f" [yellow]\\[{escape(', '.join(result.flags))}][/]" if result.flags else ""
         self.progress.console.print(f"[{style}]{result.status:<13}[/]{speed} {escape(result.problem_id)} "
-                                    f"{escape(result.candidate_label)}{cached}")
+                                    f"{escape(result.candidate_label)}{cached}{flags}")
 
 
 class LoopConsoleEvents(ConsoleEvents, LoopEvents):
@@ -213,7 +214,8 @@ def _run_config(args, device, store: Store, run: str | None) -> tuple[str, RunCo
             raise UsageError(f"run {run!r} is on the {config.target} target, but --target/device gives {device.target}")
         return run, config
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL") if args.model else None
-    selector = ",".join([*(args.problem or []), *filter(None, [args.problems])]) or DEFAULT_SET[device.target]
+    selector = (",".join([*(args.problem or []), *filter(None, [args.problems])])
+                or (DEFAULT_SET if args.model else OFFLINE_SET)[device.target])
     config = RunConfig(
         model=args.model or OfflineProvider.name, base_url=redact_url(base_url), target=device.target,
         problems=selector, samples=args.samples or 1, turns=getattr(args, "turns", None) or 1,
@@ -428,7 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="For every selected problem (default: level1 on cuda, cpu on cpu), ask the model for a ModelNew, "
                     "build, check and time it, send the result back as the next turn (--turns), store every turn, "
                     "and print the leaderboard of the best correct candidate per problem. With no --model, the "
-                    "answers are the hand-written solutions/reference/ files.")
+                    "answers are the hand-written solutions/reference/ files, and the default selection is every "
+                    "problem of the target that has one (level1-3 on cuda, cpu on cpu).")
     run.add_argument("--problems", metavar="SELECTOR",
                      help="comma-separated sets (level1, cpu), directories, ids or .py paths")
     run.add_argument("--problem", action="append", metavar="ID_OR_PATH", help="one problem (repeatable)")
