@@ -45,7 +45,12 @@ def test_relu_baselines_run_near_the_speed_of_light(measured):
     for kind in ("eager", "compile", "compile-max-autotune"):
         b = relu["baselines"][kind]
         assert b["error"] is None, (kind, b)
-        assert 0.5 < b["sol_fraction"] < 1.2, (kind, b)  # relu is a copy with a max: near the measured bandwidth
+        assert b["sol_fraction"] < 1.2, (kind, b)  # never faster than the measured copy
+    # relu is a copy with a max: eager runs near the measured bandwidth. A compiled module also pays its
+    # guards and wrapper on the host, ~0.15 ms a call (0.37 ms against eager's 0.22 ms on an H100 with
+    # torch 2.11), a large share of this 0.18 ms problem, though not of the library's >= 1 ms ones.
+    assert relu["baselines"]["eager"]["sol_fraction"] > 0.5, relu
+    assert min(relu["baselines"][k]["sol_fraction"] for k in ("compile", "compile-max-autotune")) > 0.25, relu
 
 
 def test_the_report_of_a_reference_evaluation_shows_compile_and_sol(measured, results_dir, tmp_path):
