@@ -1,0 +1,196 @@
+"""LogSoftmax over the last dim, CUDA: one 256-thread block per row keeps the whole row in registers (8 float4 per
+thread for 8192 columns; 16-byte loads and stores), so x is read from DRAM once and out written once; a block max
+and a block sum of exp (warp shuffles + an 8-slot shared exchange), then out = (x - max) - log(sum); 48 registers:
+5 rows in flight per SM.
+
+Measured on an H100 80GB HBM3 (torch 2.11, `harness run`): 2.313 ms against eager 3.197 ms (1.38x) and torch.compile 2.375 ms (1.04x); 96% of the speed of light (2.218 ms).
+exp(x - max) = 2^t with t = (x - max) * log2e and one MUFU.EX2 (ex2.approx.ftz): each term is off by
+< ln2 |t| 2^-23 + 2^-22 relative (< 1.2e-5 for |t| < 126; smaller terms flush to 0), so log(sum) is off by < 1.2e-5
+(atol 1e-4). Rows wider than 8192, not a multiple of 4 or not 16-byte aligned take a scalar kernel (online max/sum,
+then a second read that mostly hits L2). Compiles in the lean shape: the .cu has no torch header; a thin C++ binding
+launches it.
+"""
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CUDA_SOURCE = r"""
+#include <cuda_runtime.h>
+#include <cstdint>
+
+namespace {
+constexpr int THREADS = 256;
+constexpr int WARPS = THREADS / 32;
+constexpr int MIN_BLOCKS = 5;        // rows in flight per SM: registers capped at 51 per thread
+constexpr float LOG2E = 1.4426950408889634f;
+constexpr int64_t MAX_GRID = int64_t(1) << 30;
+
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
+
+// 2^t in one MUFU.EX2: relative error ~2^-22; results below 2^-126 flush to 0 (-inf gives 0, NaN stays NaN).
+__device__ __forceinline__ float ex2(float t) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(t));
+    return r;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    return v;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+// Every thread gets the block's max (sum). `slots` (WARPS floats) must not be rewritten before all threads read it.
+__device__ __forceinline__ float block_max(float v, float* slots) {
+    v = warp_max(v);
+    if ((threadIdx.x & 31) == 0) slots[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float r = slots[0];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w) r = fmaxf(r, slots[w]);
+    return r;
+}
+
+__device__ __forceinline__ float block_sum(float v, float* slots) {
+    v = warp_sum(v);
+    if ((threadIdx.x & 31) == 0) slots[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float r = slots[0];
+#pragma unroll
+    for (int w = 1; w < WARPS; ++w) r += slots[w];
+    return r;
+}
+
+// Row in registers: thread t holds float4 number i * THREADS + t of the row for i < VPT, where
+// nvec = cols / 4 <= VPT * THREADS (FULL: nvec == VPT * THREADS, no bounds checks).
+template <int VPT, bool FULL>
+__global__ void __launch_bounds__(THREADS, FULL ? MIN_BLOCKS : MIN_BLOCKS - 1)  // with bounds checks: 63 registers
+log_softmax_rows_vec(const float* __restrict__ x, float* __restrict__ out, int nvec) {
+    __shared__ float slot_max[WARPS], slot_sum[WARPS];
+    const int tid = threadIdx.x;
+    const int64_t row = blockIdx.x;
+    const float4* xr = reinterpret_cast<const float4*>(x) + (row * nvec + tid);  // this thread's first float4
+    float4 v[VPT];
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+        const int j = i * THREADS + tid;
+        v[i] = (FULL || j < nvec) ? __ldg(xr + i * THREADS) : make_float4(neg_inf(), neg_inf(), neg_inf(), neg_inf());
+    }
+    float m0 = neg_inf(), m1 = neg_inf();
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+        m0 = fmaxf(m0, fmaxf(v[i].x, v[i].y));
+        m1 = fmaxf(m1, fmaxf(v[i].z, v[i].w));
+    }
+    const float m = block_max(fmaxf(m0, m1), slot_max);
+    float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {  // v becomes x - max; padding lanes hold -inf: exp2 gives 0
+        v[i].x -= m; v[i].y -= m; v[i].z -= m; v[i].w -= m;
+        s0 += ex2(v[i].x * LOG2E) + ex2(v[i].y * LOG2E);
+        s1 += ex2(v[i].z * LOG2E) + ex2(v[i].w * LOG2E);
+    }
+    const float ls = logf(block_sum(s0 + s1, slot_sum));  // an all -inf row gives NaN, as torch does
+    float4* orow = reinterpret_cast<float4*>(out) + (row * nvec + tid);
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {  // (x - max) - log(sum), as torch rounds it
+        const int j = i * THREADS + tid;
+        if (FULL || j < nvec) orow[i * THREADS] = make_float4(v[i].x - ls, v[i].y - ls, v[i].z - ls, v[i].w - ls);
+    }
+}
+
+// Any width and alignment: a per-thread online (max, sum) over a scalar walk, a block combine, then a second walk
+// that writes (its reads mostly hit L2).
+__global__ void __launch_bounds__(THREADS)
+log_softmax_rows_any(const float* __restrict__ x, float* __restrict__ out, int64_t cols) {
+    __shared__ float slot_max[WARPS], slot_sum[WARPS];
+    const int64_t row = blockIdx.x;
+    const float* xr = x + row * cols;
+    float* orow = out + row * cols;
+    float m = neg_inf(), s = 0.f;
+    for (int64_t j = threadIdx.x; j < cols; j += THREADS) {
+        const float v = xr[j];
+        const float mn = fmaxf(m, v);
+        const float ms = mn == neg_inf() ? 0.f : mn;  // nothing but -inf seen yet: s stays 0
+        s = fmaf(s, ex2((m - ms) * LOG2E), ex2((v - ms) * LOG2E));
+        m = mn;
+    }
+    const float mx = block_max(m, slot_max);
+    const float mxs = mx == neg_inf() ? 0.f : mx;
+    const float ls = logf(block_sum(s * ex2((m - mxs) * LOG2E), slot_sum));
+    for (int64_t j = threadIdx.x; j < cols; j += THREADS) orow[j] = (xr[j] - mx) - ls;
+}
+}  // namespace
+
+cudaError_t launch_log_softmax_rows(const float* x, float* out, int64_t rows, int64_t cols, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return cudaGetLastError();
+    const bool vec = cols % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                     reinterpret_cast<uintptr_t>(out) % 16 == 0;
+    const int64_t nvec = cols / 4;
+    const int nv = static_cast<int>(nvec <= 8 * THREADS ? nvec : 0);  // only read by the register kernels
+    for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID) {  // one block per row; one launch unless rows > 2^30
+        const unsigned grid = static_cast<unsigned>(rows - r0 < MAX_GRID ? rows - r0 : MAX_GRID);
+        const float* xs = x + r0 * cols;
+        float* os = out + r0 * cols;
+        if (vec && nvec == 8 * THREADS) {
+            log_softmax_rows_vec<8, true><<<grid, THREADS, 0, stream>>>(xs, os, nv);
+        } else if (vec && nvec <= 1 * THREADS) {
+            log_softmax_rows_vec<1, false><<<grid, THREADS, 0, stream>>>(xs, os, nv);
+        } else if (vec && nvec <= 2 * THREADS) {
+            log_softmax_rows_vec<2, false><<<grid, THREADS, 0, stream>>>(xs, os, nv);
+        } else if (vec && nvec <= 4 * THREADS) {
+            log_softmax_rows_vec<4, false><<<grid, THREADS, 0, stream>>>(xs, os, nv);
+        } else if (vec && nvec <= 8 * THREADS) {
+            log_softmax_rows_vec<8, false><<<grid, THREADS, 0, stream>>>(xs, os, nv);
+        } else {
+            log_softmax_rows_any<<<grid, THREADS, 0, stream>>>(xs, os, cols);
+        }
+    }
+    return cudaGetLastError();
+}
+"""
+
+CPP_SOURCE = r"""
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+
+cudaError_t launch_log_softmax_rows(const float* x, float* out, int64_t rows, int64_t cols, cudaStream_t stream);
+
+torch::Tensor log_softmax_last(torch::Tensor x, int64_t dim) {
+    TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, "expected a float32 CUDA tensor");
+    TORCH_CHECK(x.dim() >= 1, "expected at least one dimension");
+    TORCH_CHECK(dim == -1 || dim == x.dim() - 1, "this kernel normalizes the last dimension only");
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    const int64_t cols = xc.size(-1);
+    const int64_t rows = cols == 0 ? 0 : xc.numel() / cols;
+    auto err = launch_log_softmax_rows(xc.data_ptr<float>(), out.data_ptr<float>(), rows, cols,
+                                   c10::cuda::getCurrentCUDAStream());
+    TORCH_CHECK(err == cudaSuccess, "log_softmax launch failed: ", cudaGetErrorString(err));
+    return out;
+}
+"""
+
+_ext = load_inline(
+    name="log_softmax_rows",
+    cpp_sources=CPP_SOURCE,
+    cuda_sources=CUDA_SOURCE,
+    functions=["log_softmax_last"],
+    no_implicit_headers=True,
+    extra_cuda_cflags=["-O3"],
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _ext.log_softmax_last(x, self.dim)
