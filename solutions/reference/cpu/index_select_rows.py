@@ -1,4 +1,4 @@
-"""Row gather (index_select along dim 0), C++: the int64 indices are range-checked first (vectorized min/max), then each output row is one vectorized copy of its table row, with the table row 4 indices ahead software-prefetched to hide the random-access latency; chunks of 256 output rows are handed out to at::parallel_for's threads from an atomic counter (a late-scheduled thread takes fewer); an AVX-512 or AVX2 build of the copy is chosen at run time when the CPU has it (baseline x86-64 build otherwise)."""
+"""Row gather (index_select along dim 0), C++: the int64 indices are range-checked first (vectorized min/max), then each output row is one vectorized copy of its table row, whole 64-byte output lines written with non-temporal (streaming) stores (no read-for-ownership: 1.72 ms -> 1.24 ms here) and no software prefetch (the next rows' loads depend only on the sequential index stream, so the out-of-order core has them in flight already; the prefetchnta of the rows 4 ahead this used to issue made it 1.5x slower); chunks of 256 output rows are handed out to at::parallel_for's threads from an atomic counter (a late-scheduled thread takes fewer); the output is allocated straight from the CPU allocator; an AVX-512 or AVX2 build of the copy is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness eval --timing-budget 10`): 1.198 ms vs eager 1.742 ms (1.45x), 95% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -8,11 +8,11 @@ CPP_SOURCE = r"""
 #include <atomic>
 #include <cstdint>
 #include <immintrin.h>
+#include <ATen/EmptyTensor.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
 constexpr int64_t ROW_CHUNK = 256;  // output rows handed to a thread at a time
-constexpr int64_t AHEAD = 4;        // rows prefetched ahead
 
 // f(c) for c in [0, n) on at::parallel_for's threads, the items handed out one at a time from an
 // atomic counter: a thread the OS schedules late (the 2 cores are shared) takes fewer of them.
@@ -28,12 +28,11 @@ static void parallel_dynamic(int64_t n, const F& f) {
 // Output rows [i0, i1): y[i, :] = t[idx[i], :], rows of D floats (indices already checked). Full
 // 64-byte lines of the output are written with non-temporal stores (LINE_COPY: straight to memory,
 // without first reading the line into the cache); the unaligned head and tail of a row normally.
+// No software prefetch: the loads of the next rows depend only on the sequential index stream, so
+// the out-of-order core already has them in flight; a prefetchnta of the rows 4 ahead made the whole
+// gather ~1.5x slower (1.9 ms instead of 1.25 ms here), T0/T1/T2 prefetches gained nothing.
 #define GATHER_ROWS_BODY(LINE_COPY)                                                                   \
     for (int64_t i = i0; i < i1; ++i) {                                                               \
-        if (i + AHEAD < n) {                                                                          \
-            const char* p = (const char*)(t + idx[i + AHEAD] * D);                                    \
-            for (int64_t b = 0; b < D * (int64_t)sizeof(float); b += 64) __builtin_prefetch(p + b, 0, 0); \
-        }                                                                                             \
         const float* __restrict__ src = t + idx[i] * D;                                               \
         float* __restrict__ dst = y + i * D;                                                          \
         int64_t k = 0;                                                                                \
@@ -47,24 +46,24 @@ static void parallel_dynamic(int64_t n, const F& f) {
     }                                                                                                 \
     _mm_sfence(); /* the streaming stores are visible before the threads join */
 
-using GatherFn = void (*)(const float*, const int64_t*, float*, int64_t, int64_t, int64_t, int64_t);
+using GatherFn = void (*)(const float*, const int64_t*, float*, int64_t, int64_t, int64_t);
 
 __attribute__((noinline))
 static void gather_rows_baseline(const float* t, const int64_t* idx, float* y, int64_t i0, int64_t i1,
-                                 int64_t D, int64_t n) {
+                                 int64_t D) {
     GATHER_ROWS_BODY(for (int q = 0; q < 16; q += 4) _mm_stream_ps(d + q, _mm_loadu_ps(s + q)))
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
 __attribute__((target("avx2"), noinline))
 static void gather_rows_avx2(const float* t, const int64_t* idx, float* y, int64_t i0, int64_t i1,
-                             int64_t D, int64_t n) {
+                             int64_t D) {
     GATHER_ROWS_BODY(_mm256_stream_ps(d, _mm256_loadu_ps(s)); _mm256_stream_ps(d + 8, _mm256_loadu_ps(s + 8)))
 }
 
 __attribute__((target("avx512f"), noinline))
 static void gather_rows_avx512(const float* t, const int64_t* idx, float* y, int64_t i0, int64_t i1,
-                               int64_t D, int64_t n) {
+                               int64_t D) {
     GATHER_ROWS_BODY(_mm512_stream_ps(d, _mm512_loadu_ps(s)))
 }
 #endif
@@ -98,12 +97,13 @@ torch::Tensor index_select_rows(torch::Tensor table, torch::Tensor idx) {
     }
     TORCH_CHECK(n == 0 || (lo >= 0 && hi < V), "index_select(): index out of range for a table of ", V,
                 " rows (indices span [", lo, ", ", hi, "])");
-    auto out = torch::empty({n, D}, tc.options());
+    // Allocated straight from the CPU allocator (the dispatcher's route costs more on cold caches).
+    auto out = at::detail::empty_cpu({n, D}, at::kFloat, false, c10::nullopt);
     if (n == 0 || D == 0) return out;
     const float* tp = tc.data_ptr<float>();
     float* yp = out.data_ptr<float>();
     parallel_dynamic((n + ROW_CHUNK - 1) / ROW_CHUNK, [&](int64_t c) {
-        kernel(tp, ip, yp, c * ROW_CHUNK, std::min(n, (c + 1) * ROW_CHUNK), D, n);
+        kernel(tp, ip, yp, c * ROW_CHUNK, std::min(n, (c + 1) * ROW_CHUNK), D);
     });
     return out;
 }
