@@ -228,7 +228,8 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
                 if changed:
                     raise EvalFailure("incorrect", f"trial {trial}: ModelNew.forward modified its input(s) {changed}")
                 if trial == 0:  # the same input twice: uninitialised memory or races show as disagreement
-                    again, _ = run_candidate(clone(inputs), "trial 0, second run on the same input", True)
+                    again, _ = run_candidate(clone(inputs), "trial 0, second run on the same input",
+                                              fresh_poison=True)
                     result = compare(again, copy, atol, rtol)
                     if not result.ok:
                         raise EvalFailure("incorrect", "two runs on the same input disagree (uninitialised memory "

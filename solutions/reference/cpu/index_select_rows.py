@@ -10,8 +10,6 @@ CPP_SOURCE = r"""
 #include <immintrin.h>
 #include <ATen/EmptyTensor.h>
 
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-
 constexpr int64_t ROW_CHUNK = 256;  // output rows handed to a thread at a time
 
 // f(c) for c in [0, n) on at::parallel_for's threads, the items handed out one at a time from an
