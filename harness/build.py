@@ -10,6 +10,7 @@ evaluation child the same wrapper imports the recorded `.so` directly, without n
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import importlib.metadata
@@ -18,22 +19,20 @@ import json
 import os
 import platform
 import re
-import shlex
-import subprocess
+import shutil
 import sys
-import sysconfig
-import time
 from pathlib import Path
 from typing import Callable, Literal
 
 from .isolation import child_env, run_child, tail, write_atomic
 from .types import BuildResult, Candidate, DeviceInfo
 
-BUILD_PROTOCOL = 1
+BUILD_PROTOCOL = 2  # 2: a PCH keyed by torch's own flags, with the header beside it; harness_error
 CANDIDATE_FILE = "candidate.py"
 MANIFEST_FILE = "manifest.json"
 RESULT_FILE = "build.json"
 LOG_FILE = "build.log"
+PCH_RETRY = "harness: the build with the precompiled torch/extension.h failed; building again without it"
 NO_GPU_HINT = (
     "note: the build step imports the candidate with no GPU visible; create CUDA tensors in "
     "__init__ or forward, not at module level"
@@ -45,6 +44,13 @@ def torch_version() -> str:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return "none"
+
+
+def harness_version() -> str:
+    try:
+        return importlib.metadata.version("kernel-harness")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def build_sha256(candidate: Candidate, device: DeviceInfo) -> str:
@@ -79,8 +85,15 @@ def _is_compiler_error(line: str) -> bool:
     return bool(_COMPILER_ERROR.search(line)) and not line.lstrip().startswith(("ninja: build stopped", "FAILED:"))
 
 
+def final_attempt(log: str) -> str:
+    """The log from the last build without the precompiled header on: a failed attempt with it is not
+    what the candidate's build did."""
+    return log.rsplit(PCH_RETRY, 1)[-1]
+
+
 def summarize_failure(log: str) -> str:
     """The lines a user (or a model) needs: compiler errors first, else the final exception."""
+    log = final_attempt(log)
     lines = log.splitlines()
     errors = [ln.strip() for ln in lines if _is_compiler_error(ln)]
     exception = next((ln.strip() for ln in reversed(lines) if _EXCEPTION.match(ln.strip())), "")
@@ -94,6 +107,7 @@ def summarize_failure(log: str) -> str:
 
 def error_lines(log: str, limit: int = 40) -> str:
     """For a model: each error line with the two after it (code and caret), build paths removed."""
+    log = final_attempt(log)
     lines = [_EXT_DIR.sub("", line.rstrip()) for line in log.splitlines()]
     keep: set[int] = set()
     for i, line in enumerate(lines):
@@ -105,6 +119,7 @@ def error_lines(log: str, limit: int = 40) -> str:
 
 def log_excerpt(log: str, lines: int = 20) -> str:
     """The end of the compiler's output: the log up to the Python traceback that follows it."""
+    log = final_attempt(log)
     cut = log.find("Traceback (most recent call last):")
     head = log[:cut] if cut > 0 else log
     return tail(head, lines)
@@ -121,34 +136,38 @@ def _exclusive(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _clear_stale_torch_locks(directory: Path) -> None:
-    # A builder killed while holding torch's `lock` file would make every later load wait forever.
-    for lock in directory.glob("ext*/lock"):
-        lock.unlink(missing_ok=True)
-
-
 def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: float = 600.0,
-          max_jobs: int = 2) -> BuildResult:
-    """Build `candidate` (import it once) unless the same key was built before, here or elsewhere."""
+          max_jobs: int = 2, force: bool = False) -> BuildResult:
+    """Build `candidate` (import it once) unless the same key was built before, here or elsewhere;
+    `force` builds again from an empty directory."""
+    from .worker import CANDIDATE_STARTS, HARNESS_FAILED
+
     key = build_sha256(candidate, device)
     directory = (cache_dir / "builds" / key[:32]).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     with _exclusive(directory / ".harness-lock"):
         done = directory / RESULT_FILE
-        if done.is_file():
+        if done.is_file() and not force:
             return BuildResult.model_validate_json(done.read_text()).model_copy(update={"cached": True})
-        _clear_stale_torch_locks(directory)
-        (directory / MANIFEST_FILE).unlink(missing_ok=True)
+        done.unlink(missing_ok=True)
+        for entry in directory.iterdir():  # what an earlier build left: extensions, torch's stale `lock` files
+            if entry.name != ".harness-lock":
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
         (directory / CANDIDATE_FILE).write_text(candidate.source)
         log_path = directory / LOG_FILE
         outcome = run_child(["build", str(directory)], env=build_env(device, cache_dir, max_jobs),
                             timeout_s=timeout_s, log_path=log_path, cwd=directory)
         log = log_path.read_text(errors="replace")
-        if outcome.timed_out:
-            _clear_stale_torch_locks(directory)
-            return BuildResult(status="timeout", build_sha256=key, directory=str(directory),
-                               duration_s=outcome.duration_s, log=log,
+        started = CANDIDATE_STARTS in log
+        if outcome.timed_out:  # what it left (torch's `lock` files among it) is cleared by the next build
+            return BuildResult(status="timeout" if started else "harness_error", build_sha256=key,
+                               directory=str(directory), duration_s=outcome.duration_s, log=log,
                                error=f"build {outcome.describe()} (--build-timeout)")
+        if not started or outcome.returncode == HARNESS_FAILED:
+            # The child failed before the candidate's code ran (or after, in the harness's own steps).
+            return BuildResult(status="harness_error", build_sha256=key, directory=str(directory),
+                               duration_s=outcome.duration_s, log=log,
+                               error=f"harness error: the build child {outcome.describe()}\n{tail(log, 8)}")
         ok = outcome.returncode == 0 and (directory / MANIFEST_FILE).is_file()
         result = BuildResult(
             status="ok" if ok else "compile_error", build_sha256=key, directory=str(directory),
@@ -167,7 +186,9 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
 def install_extension_loader(directory: Path, mode: Literal["build", "load"]) -> list[dict]:
     """Wrap torch's load_inline / load for the candidate about to be imported from `directory`.
 
-    Returns the manifest list; in build mode the caller writes it once the import has completed.
+    Returns the manifest list; in build mode the caller writes it once the import has completed. A call
+    that builds in load mode (one made in `__init__` or `forward`, which the build child never runs) builds
+    there, and an exception it raises is marked as a build failure (`is_build_failure`).
     """
     import inspect
 
@@ -190,11 +211,16 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"]) ->
                     return cpp_ext._import_module_from_library(entry["module"], entry["dir"], entry["is_python_module"])
             target = directory / f"ext{index}_{re.sub(r'[^A-Za-z0-9_]', '_', name)[:64]}"
             target.mkdir(exist_ok=True)
+            given = bound.arguments.get("build_directory")
             bound.arguments["build_directory"] = str(target)
             bound.arguments["verbose"] = mode == "build"  # compiler output goes to the build log
-            if with_pch:
-                use_precompiled_header(cpp_ext, bound.arguments)
-            result = real(*bound.args, **bound.kwargs)
+            try:
+                if given and not Path(given).is_dir():  # torch writes into it without creating it
+                    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(given))
+                result = _build_extension(cpp_ext, real, bound, target, with_pch)
+            except Exception as exc:
+                exc.harness_build_failure = True
+                raise
             if mode == "build" and not bound.arguments.get("is_standalone", False):
                 file = Path(result.__file__ if is_module else result)
                 manifest.append({"name": name, "module": file.name.split(".")[0], "dir": str(target),
@@ -210,130 +236,69 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"]) ->
     return manifest
 
 
-# A precompiled torch/extension.h of our own: parsing that header is most of a C++ build's time.
-# torch's `use_pch=True` keeps one PCH inside the torch install and `use_pch=False` deletes it, so
-# builds with different flags race; ours are keyed by the exact compile command, one directory each.
+def _build_extension(cpp_ext, real: Callable, bound, target: Path, with_pch: bool):
+    """torch's own call, with our precompiled header when one fits. The PCH only saves time: when the build
+    with it fails before main.cpp compiled, the same call runs again without it, so what the candidate
+    sees (the module, or the exception) is what plain torch gives."""
+    from .pch import precompiled_header_dir, retire
 
-PCH_DIR_ENV = "HARNESS_PCH_DIR"
-PCH_FILE = Path("torch") / "extension.h.gch"  # where GCC looks, in each include directory, before the header
-PCH_FAILED = "failed.log"
-
-
-def use_precompiled_header(cpp_ext, arguments: dict) -> None:
-    """Put a PCH built with this load_inline call's flags first on its include path, when one can be had."""
-    if arguments.get("use_pch") is True:
-        return
-    if arguments.get("no_implicit_headers") and not _starts_with_extension_h(arguments.get("cpp_sources")):
-        return
-    try:
-        directory = _precompiled_header_dir(cpp_ext, arguments)
-    except Exception as exc:  # the PCH only saves time: it must never fail a build that works without it
-        print(f"harness: building without a precompiled torch/extension.h ({type(exc).__name__}: {exc})",
-              file=sys.stderr)
-        return
-    if directory is not None:
-        print(f"harness: using the precompiled torch/extension.h in {directory}", file=sys.stderr)
-        arguments["extra_include_paths"] = [str(directory), *(arguments.get("extra_include_paths") or [])]
-
-
-def _starts_with_extension_h(cpp_sources) -> bool:
-    """With no_implicit_headers, main.cpp is the caller's own: the PCH serves it only when
-    torch/extension.h is its first include, before any code (as in the lean shape the prompts teach)."""
-    first = cpp_sources if isinstance(cpp_sources, str) else (cpp_sources or [""])[0]
-    for line in str(first).splitlines():
-        line = line.strip()
-        if line and not line.startswith("//"):
-            return re.fullmatch(r"#\s*include\s*<torch/extension\.h>", line) is not None
-    return False
-
-
-def _precompiled_header_dir(cpp_ext, arguments: dict) -> Path | None:
-    root = _pch_root()
-    compiler = cpp_ext.get_cxx_compiler()
-    flags = _main_cpp_flags(cpp_ext, arguments)
-    if flags is None or cpp_ext.IS_HIP_EXTENSION or not cpp_ext.check_compiler_is_gcc(compiler):
-        return None
-    import torch
-
-    header = Path(torch.__file__).parent / "include" / "torch" / "extension.h"
-    command = [compiler, "-x", "c++-header", str(header), *flags]
-    directory = root / _pch_key(command)
-    return directory if _ensure_pch(directory, command) else None
-
-
-def _pch_root() -> Path:
-    """Shared by every results directory: a PCH depends only on its key (~0.8 GB each, one per flag set)."""
-    if os.environ.get(PCH_DIR_ENV):
-        return Path(os.environ[PCH_DIR_ENV])
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "kernel-harness" / "pch"
-
-
-def _main_cpp_flags(cpp_ext, arguments: dict) -> list[str] | None:
-    """The flags ninja compiles main.cpp with (see torch's _write_ninja_file_to_build_library), less
-    -DTORCH_EXTENSION_NAME, which torch's headers never read. GCC accepts a PCH only when the flags
-    agree, e.g. -O3 defines __OPTIMIZE__, and a -std in extra_cflags must come after torch's -std=c++20.
-    None when the call's arguments have a shape this does not model."""
-    extra_cflags = _string_list(arguments.get("extra_cflags"))
-    user_includes = _string_list(arguments.get("extra_include_paths"))
-    if extra_cflags is None or user_includes is None:
-        return None
-    with_cuda = arguments.get("with_cuda")
-    with_cuda = bool(arguments.get("cuda_sources")) if with_cuda is None else with_cuda
-    with_sycl = arguments.get("with_sycl")
-    with_sycl = bool(arguments.get("sycl_sources")) if with_sycl is None else with_sycl
-    system_includes = cpp_ext.include_paths("cuda" if with_cuda else "xpu" if with_sycl else "cpu")
-    system_includes.append(sysconfig.get_path("include", scheme="posix_prefix"))
-    # ninja hands the flags to a shell: split them the same way
-    cflags = ["-DTORCH_API_INCLUDE_EXTENSION_H",
-              *(f"-I{shlex.quote(os.path.abspath(path.strip()))}" for path in user_includes),
-              *(f"-isystem {shlex.quote(path)}" for path in system_includes),
-              "-fPIC", "-std=c++20", *(flag.strip() for flag in extra_cflags)]
-    return shlex.split(" ".join(cflags))
-
-
-def _string_list(value) -> list[str] | None:
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
-        return list(value)
-    return None
-
-
-def _pch_key(command: list[str]) -> str:
-    """The command (without its output), the compiler's exact version and torch's, hashed."""
-    version = subprocess.run([command[0], "--version"], capture_output=True, text=True, check=True).stdout
-    parts = [shlex.join(command), version, f"torch={torch_version()}"]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
-
-
-def _ensure_pch(directory: Path, command: list[str]) -> bool:
-    """Build the PCH once per key. A builder that finds another one making it builds without it rather
-    than wait (making it takes longer than a build saves)."""
-    pch, failed = directory / PCH_FILE, directory / PCH_FAILED
-    if pch.is_file() or failed.is_file():
-        return pch.is_file()
-    pch.parent.mkdir(parents=True, exist_ok=True)
-    with open(directory / "lock", "w") as lock:
+    pch = None
+    if with_pch:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released by the kernel if this process dies
-        except BlockingIOError:
-            return False
-        if pch.is_file() or failed.is_file():
-            return pch.is_file()
-        partial = pch.with_name(pch.name + ".tmp")  # not a name GCC looks for; only the lock holder writes it
-        start = time.monotonic()
-        compiled = subprocess.run([*command, "-o", str(partial)], stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True)
-        if compiled.returncode == 0 and partial.is_file():
-            os.replace(partial, pch)
-            print(f"harness: precompiled torch/extension.h in {time.monotonic() - start:.1f} s", file=sys.stderr)
+            pch = precompiled_header_dir(cpp_ext, bound.arguments)
+        except Exception as exc:  # noqa: BLE001 - it must never fail a build that works without it
+            print(f"harness: building without a precompiled torch/extension.h ({type(exc).__name__}: {exc})",
+                  file=sys.stderr)
+    if pch is None:
+        return real(*bound.args, **bound.kwargs)
+    print(f"harness: using the precompiled torch/extension.h in {pch}", file=sys.stderr)
+    includes = bound.arguments.get("extra_include_paths")
+    bound.arguments["extra_include_paths"] = [str(pch), *(includes or [])]
+    # torch edits a list of sources in place (its include inserted, the binding appended) and bumps the
+    # name's version (name_v1) for a second build in one process: a retry starts from neither.
+    sources = {key: value for key, value in bound.arguments.items()
+               if key.endswith("_sources") and isinstance(value, list)}
+    bound.arguments.update({key: list(value) for key, value in sources.items()})
+    versions = getattr(getattr(cpp_ext, "JIT_EXTENSION_VERSIONER", None), "entries", None)
+    version = versions.get(bound.arguments["name"]) if isinstance(versions, dict) else None
+
+    def as_torch_left_them() -> None:
+        for key, value in sources.items():
+            value[:] = bound.arguments[key]
+
+    try:
+        result = real(*bound.args, **bound.kwargs)
+    except Exception:
+        if (target / "main.o").is_file():  # main.cpp compiled with the PCH: the failure is elsewhere
+            as_torch_left_them()
+            raise
+    else:
+        as_torch_left_them()
+        return result
+    print(PCH_RETRY, file=sys.stderr, flush=True)
+    bound.arguments["extra_include_paths"] = includes
+    bound.arguments.update(sources)
+    if isinstance(versions, dict) and version is None:
+        versions.pop(bound.arguments["name"], None)
+    elif isinstance(versions, dict):
+        versions[bound.arguments["name"]] = version
+    for leftover in target.iterdir():  # a fresh directory, as the first attempt had
+        if leftover.is_file() or leftover.is_symlink():
+            leftover.unlink()
+    result = real(*bound.args, **bound.kwargs)
+    retire(pch, f"a build of {target} failed with it and built without it")
+    return result
+
+
+def is_build_failure(exc: BaseException | None) -> bool:
+    """Whether `exc`, or an exception it was raised from or while handling, came from building an extension."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if getattr(exc, "harness_build_failure", False):
             return True
-        partial.unlink(missing_ok=True)
-        write_atomic(failed, f"$ {shlex.join(command)}\n{compiled.stdout}{compiled.stderr}")
-        print(f"harness: torch/extension.h does not precompile with these flags (see {failed}); "
-              "building without it", file=sys.stderr)
-        return False
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def write_manifest(directory: Path, manifest: list[dict]) -> None:

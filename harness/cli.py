@@ -31,7 +31,7 @@ from .ray_executor import RayUnavailable
 from .runner import SOLUTIONS_DIR, Events, candidate_jobs, default_run_name, evaluate
 from .static import CandidateError
 from .store import RunUsage, Store, StoreError
-from .types import TARGETS, BuildResult, Candidate, Completion, EvalResult, Sampling
+from .types import HARNESS_ERROR, TARGETS, BuildResult, Candidate, Completion, EvalResult, Sampling
 
 
 # ---- progress ----
@@ -141,7 +141,8 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
     for r in results:
         if r.status == "correct" or not r.error:
             continue
-        out.print(f"\n[{STATUS_STYLE[r.status]}]{r.status}[/] {escape(r.candidate_label)}:")
+        why = " (no verdict: the harness or the machine failed)" if r.status == HARNESS_ERROR else ""
+        out.print(f"\n[{STATUS_STYLE[r.status]}]{r.status}[/] {escape(r.candidate_label)}{why}:")
         out.print(escape(r.error), highlight=False)
         if r.status == "compile_error" and r.build and r.build.log:
             out.print(f"[dim]--- end of the compiler output (full log: {escape(r.build.directory)}/build.log)[/]")
@@ -163,6 +164,7 @@ def _settings(args):
                          build_workers=args.build_workers, gpus=args.gpus, force=args.force or None,
                          executor=args.executor, ray_address=args.ray_address,
                          max_speedup=args.max_speedup, compile_baselines=args.compile_baselines or None,
+                         contention_wait_s=args.contention_wait,
                          timing={"budget_s": args.timing_budget})
 
 
@@ -186,6 +188,11 @@ def cmd_eval(args) -> int:
                        "sol_fraction": ctx.sol_fraction(r.runtime_ms)})
     else:
         print_results(results, contexts)
+    faults = sum(r.status == HARNESS_ERROR for r in results)
+    if faults:
+        err.print(f"[bold red]{faults} harness error(s)[/]: the harness or the machine failed, not the candidate; "
+                  "nothing was cached, run the same command again", soft_wrap=True)
+        return 3
     return 0
 
 
@@ -353,7 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     eval_opts.add_argument("--max-memory-gb", type=positive(float), metavar="GB",
                            help="skip problems that declare needing more GPU memory than this (MEMORY_GB)")
     eval_opts.add_argument("--run", metavar="NAME", help="run name the results are stored under (default: generated)")
-    eval_opts.add_argument("--force", action="store_true", help="re-evaluate even if the store already has the result")
+    eval_opts.add_argument("--force", action="store_true", help="build and evaluate again from scratch, even if the "
+                           "store or the build cache already has the result")
     eval_opts.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     eval_opts.add_argument("--trials", type=positive(int), metavar="N", help="correctness trials (default 5)")
     eval_opts.add_argument("--build-timeout", type=positive(float), metavar="S", help="seconds per build (default 600)")
@@ -375,6 +383,10 @@ def build_parser() -> argparse.ArgumentParser:
     eval_opts.add_argument("--compile-baselines", action="store_true",
                            help="also measure the problems' torch.compile baselines (cached; `harness baseline` "
                                 "measures them on their own), so results show their speedup over torch.compile")
+    eval_opts.add_argument("--contention-wait", type=float, metavar="S",
+                           help="before timing on a GPU, wait at most S seconds for other processes computing on it "
+                                "to stop (default 30; 0: never wait); work of other processes before (after the "
+                                "wait) or during an evaluation flags its result contended, and it is not counted")
     eval_opts.add_argument("--max-speedup", type=positive(float), metavar="X",
                            help="flag speedups over eager above this as implausible_speedup; flagged results are "
                                 "not counted (default 10)")
@@ -383,7 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", parents=[eval_opts], help="evaluate candidate files on one problem",
                         description="Build, check and time each candidate file (defining ModelNew) against the "
-                                    "problem's Model. Exit status 0 whenever the evaluation ran, whatever the verdicts.")
+                                    "problem's Model. Exit status 0 whenever the evaluation ran, whatever the verdicts; "
+                                    "3 when the harness itself failed on a candidate (harness_error: no verdict, "
+                                    "nothing cached; run it again).")
     ev.add_argument("--problem", required=True, metavar="ID_OR_PATH", help="problem id or path to a problem .py file")
     ev.add_argument("candidates", nargs="+", metavar="CANDIDATE.py")
     ev.set_defaults(func=cmd_eval)

@@ -28,7 +28,8 @@ def cmd_bench(args) -> int:
         raise UsageError(f"--shapes: {', '.join(unknown)} not a shape for target {device.target} "
                          f"(choose from {', '.join(SHAPES[device.target])})")
     results_dir = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="harness-bench-"))
-    settings = load_settings(results_dir=results_dir, db_path=None, force=True, build_workers=args.build_workers,
+    settings = load_settings(results_dir=results_dir, db_path=None, force=True, rebuild=False,
+                             build_workers=args.build_workers,
                              timing={"budget_s": args.timing_budget})
     bench = Bench(device, settings, args.problem)
     passes: list[Measurement] = []

@@ -15,6 +15,7 @@ from . import problems as problem_index
 from .baseline import device_peaks, measure_baselines
 from .cli_problems import memory_filter
 from .config import load_settings
+from .cpu_load import CONTENDED_SHARE
 from .console import UsageError, emit_json, err, fmt, out, positive, problem_root
 from .device import discover
 from .isolation import write_atomic
@@ -43,7 +44,11 @@ def peaks_line(device: str, peaks: Peaks | None) -> str:
     if peaks is None:
         return f"{device}: peaks could not be measured (see results/cache/baselines/peaks-*.log)"
     gemm = ", ".join(f"{k} {v:,.3g}" for k, v in peaks.tflops.items())
-    return f"{device}: memory {peaks.bandwidth_gbs:,.1f} GB/s (large copy, read + write); GEMM TFLOP/s: {gemm}"
+    line = f"{device}: memory {peaks.bandwidth_gbs:,.1f} GB/s (large copy, read + write); GEMM TFLOP/s: {gemm}"
+    if peaks.foreign_cpu is not None and peaks.foreign_cpu > CONTENDED_SHARE:  # cpu_ceiling.py
+        line += (f" (measured while other processes used {peaks.foreign_cpu:.0%} of the cores: too low, and no "
+                 "memory ceiling for faster_than_light until a measurement runs uncontended)")
+    return line
 
 
 def baseline_record(problem: Problem, found: dict[str, Baseline], error: str | None, peaks: Peaks | None,

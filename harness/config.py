@@ -31,12 +31,18 @@ class Settings(Frozen):
                                                    "of the first one's model)")
     dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Adaptive timing settings")
-    force: bool = Field(default=False, description="Re-evaluate even if the store has the same evaluation")
+    force: bool = Field(default=False, description="Build and evaluate again from scratch, even if the store and "
+                                                   "the build cache have the result")
+    rebuild: bool | None = Field(default=None, description="Build again even if built before (None: as force; "
+                                                           "harness bench re-evaluates built candidates)")
     max_speedup: float = Field(default=10.0, gt=1, description="A speedup over eager above this is flagged "
                                                                "implausible_speedup and not counted")
     compile_baselines: bool = Field(default=False, description="Also measure the torch.compile baselines of the "
                                                                "problems evaluated (cached; `harness baseline` "
                                                                "measures them on their own)")
+    contention_wait_s: float = Field(default=30.0, ge=0, description="On a GPU, wait at most this long for other "
+                                     "processes' work on it to stop before timing; if it goes on, or shows during "
+                                     "the evaluation, the result is flagged contended and not counted")
     static_rules: bool = Field(default=True, description="Apply the static integrity rules; off only to test "
                                                          "the runtime defenses on their own")
 
@@ -59,7 +65,7 @@ ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_T
        "HARNESS_BUILD_TIMEOUT": "build_timeout_s", "HARNESS_EVAL_TIMEOUT": "eval_timeout_s",
        "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_GPUS": "gpus",
        "HARNESS_EXECUTOR": "executor", "HARNESS_RAY_ADDRESS": "ray_address", "HARNESS_MAX_SPEEDUP": "max_speedup",
-       "HARNESS_COMPILE_BASELINES": "compile_baselines"}
+       "HARNESS_COMPILE_BASELINES": "compile_baselines", "HARNESS_CONTENTION_WAIT": "contention_wait_s"}
 
 
 def load_settings(**flags) -> Settings:

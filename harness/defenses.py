@@ -37,6 +37,7 @@ class Tampered(EvalFailure):
 
 def _watched() -> dict[str, object]:
     import harness.check
+    import harness.cpu_load
     import harness.defenses
     import harness.timing
 
@@ -44,7 +45,7 @@ def _watched() -> dict[str, object]:
                "torch.fft": torch.fft, "torch.special": torch.special, "torch._C._nn": torch._C._nn,
                "time": time, "math": math,
                "statistics": statistics, "harness.check": harness.check, "harness.timing": harness.timing,
-               "harness.defenses": harness.defenses}
+               "harness.defenses": harness.defenses, "harness.cpu_load": harness.cpu_load}
     classes = {"torch.Tensor": torch.Tensor, "torch._C.TensorBase": torch._C.TensorBase,
                "torch._C._VariableFunctions": type(torch._C._VariableFunctions),
                "torch.cuda.Event": torch.cuda.Event, "torch.nn.Module": nn.Module}

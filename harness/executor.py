@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .build import build, extension_env, torch_version
+from .build import BUILD_PROTOCOL, build, build_sha256, extension_env, harness_version, torch_version
+from . import gpu_load
 from .config import Settings
 from .integrity import plausibility_flags
 from .isolation import ChildOutcome, EvalChild, child_env, kill_all, tail
-from .types import (Baseline, BuildResult, Candidate, DeviceInfo, EvalResult, Peaks, Problem, WorkerReport,
-                    WorkerSpec, merge_flags)
+from .types import (HARNESS_ERROR, Baseline, BuildResult, Candidate, DeviceInfo, EvalResult, Peaks, Problem,
+                    WorkerReport, WorkerSpec, merge_flags)
+from .worker import CANDIDATE_STARTS
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ def result_for(job: Job, device: DeviceInfo, dtype: str, **fields) -> EvalResult
     return EvalResult(problem_id=job.problem.id, problem_sha256=job.problem.sha256,
                       candidate_path=job.candidate.path, candidate_sha256=job.candidate.sha256,
                       target=device.target, device_name=device.name, torch_version=torch_version(), dtype=dtype,
-                      **fields)
+                      build_protocol=BUILD_PROTOCOL, harness_version=harness_version(), **fields)
 
 
 SPARES = 3  # evaluation children kept started ahead of need, per GPU (2 left the GPU waiting: 18.0 -> 19.0/min)
@@ -58,23 +60,29 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
     if build.status != "ok":
         if child:
             child.discard()
-        status = "timeout" if build.status == "timeout" else "compile_error"
+        status = "compile_error" if build.status == "compile_error" else build.status
         return result_for(job, device, settings.dtype, status=status, error=build.error, build=build, flags=job.flags)
     child = child or Spare(device, settings)
+    contention = gpu_load.check_for(device, settings.contention_wait_s)  # other processes on the GPU
     try:
         spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
                           dtype=settings.dtype, seed=seed, trials=settings.trials, atol=job.problem.atol,
                           rtol=job.problem.rtol, timing=settings.timing, result_path=str(child.work / "report.json"))
-        (child.work / "spec.json").write_text(spec.model_dump_json())
-        outcome = child.run(child.work / "spec.json", settings.eval_timeout_s)
+        contention.before()  # waits (bounded) while another process computes on the GPU
+        outcome = child.run(spec.model_dump_json(), settings.eval_timeout_s)
+        contention.after()
         log = (child.work / "eval.log").read_text(errors="replace")
         report_path = child.work / "report.json"
+        # Before the candidate's code ran, nothing that happened is the candidate's doing.
+        blame = "runtime_error" if CANDIDATE_STARTS in log else HARNESS_ERROR
         if outcome.timed_out:
-            return result_for(job, device, settings.dtype, status="timeout", build=build,
+            return result_for(job, device, settings.dtype, status="timeout" if blame != HARNESS_ERROR else blame,
+                              build=build,
                               error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
         if not report_path.is_file():
-            return result_for(job, device, settings.dtype, status="runtime_error", build=build,
-                              error=f"{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
+            what = "harness error: the evaluation " if blame == HARNESS_ERROR else ""
+            return result_for(job, device, settings.dtype, status=blame, build=build,
+                              error=f"{what}{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
         report = WorkerReport.model_validate_json(report_path.read_text())
     finally:
         child.discard()
@@ -86,8 +94,26 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
                                rebaseline=rebaseline and (lambda: rebaseline(job.problem, device)))
     return result_for(job, device, settings.dtype, status=report.status, speedup=speedup, runtime=report.runtime,
                       ref_runtime=report.ref_runtime, check=report.check, error=report.error,
-                      flags=merge_flags(job.flags, report.flags, flags), build=build,
-                      stages={**report.stages, "eval": outcome.duration_s})
+                      flags=merge_flags(job.flags, report.flags, flags, contention.flags), build=build,
+                      stages={**report.stages, "eval": outcome.duration_s, **contention.stages})
+
+
+def harness_fault(job: Job, device: DeviceInfo, settings: Settings, doing: str, exc: BaseException,
+                  build_result: BuildResult | None = None) -> EvalResult:
+    """The result of a job the harness itself failed (retried next run, counted nowhere)."""
+    return result_for(job, device, settings.dtype, status=HARNESS_ERROR, build=build_result, flags=job.flags,
+                      error=f"harness error while {doing}: {type(exc).__name__}: {exc}")
+
+
+def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings) -> BuildResult:
+    """build(), with a failure of the harness's own (a full disk, a child that cannot start) as a
+    harness_error build instead of an exception that would end the whole run."""
+    try:
+        return build(candidate, device, settings.cache_dir, settings.build_timeout_s, settings.max_jobs,
+                     force=settings.force if settings.rebuild is None else settings.rebuild)
+    except Exception as exc:  # noqa: BLE001 - reported as the job's harness_error
+        return BuildResult(status=HARNESS_ERROR, build_sha256=build_sha256(candidate, device), directory="",
+                           duration_s=0.0, log="", error=f"harness error while building: {type(exc).__name__}: {exc}")
 
 
 class Spare:
@@ -97,8 +123,8 @@ class Spare:
         self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
         self.child = EvalChild(device.target, eval_env(device, settings), self.work)
 
-    def run(self, spec_path: Path, timeout_s: float) -> ChildOutcome:
-        return self.child.run(spec_path, timeout_s)
+    def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
+        return self.child.run(spec_json, timeout_s)
 
     def discard(self) -> None:
         self.child.discard()
@@ -146,8 +172,11 @@ def run_jobs(jobs: list[Job], devices: list[DeviceInfo], settings: Settings, see
                 child = spares.popleft() if overlap else None
                 waited = time.monotonic() - queued_at[i]
                 job = jobs[i]
-                result = evaluate_built(job, builds[job.candidate.sha256], device, settings, seed,
-                                        (baselines or {}).get(job.problem.sha256), peaks, rebaseline, child)
+                try:
+                    result = evaluate_built(job, builds[job.candidate.sha256], device, settings, seed,
+                                            (baselines or {}).get(job.problem.sha256), peaks, rebaseline, child)
+                except Exception as exc:  # noqa: BLE001 - a fault of ours (disk, child start): not a verdict
+                    result = harness_fault(job, device, settings, "evaluating", exc, builds[job.candidate.sha256])
                 events.put(("evaluated", i, result, waited))
         except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
             events.put(("failed", exc))
@@ -163,8 +192,7 @@ def run_jobs(jobs: list[Job], devices: list[DeviceInfo], settings: Settings, see
     pool = ThreadPoolExecutor(max_workers=max(1, settings.build_workers), thread_name_prefix="build")
     try:
         for sha, indices in by_candidate.items():
-            future = pool.submit(build, jobs[indices[0]].candidate, devices[0], settings.cache_dir,
-                                 settings.build_timeout_s, settings.max_jobs)
+            future = pool.submit(build_or_fault, jobs[indices[0]].candidate, devices[0], settings)
             future.add_done_callback(lambda f, sha=sha: events.put(("built", sha, f)))
         while len(results) < len(jobs):
             kind, *rest = events.get()

@@ -2,8 +2,11 @@
 what the worker measured. Never imports torch.
 
   implausible_speedup  faster than the ceiling over eager (Settings.max_speedup, default 10x)
-  faster_than_light    faster than the problem's bytes and FLOPs allow on this device (roofline.ceiling_ms)
-  reference_slowed     the reference ran slower beside the candidate than in a clean process
+  faster_than_light    faster than the problem's bytes and FLOPs allow on this device (roofline.ceiling_ms: a
+                       true upper bound, on a CPU never a peak measured under load: cpu_ceiling.py)
+  reference_slowed     the reference ran slower beside the candidate than in a clean process (not raised on a
+                       result the worker flagged `contended`: other processes explain it as well)
+  contended            (from the worker, cpu) other processes used the cores while it was timed (cpu_load.py)
   hidden_work          (from the worker) the wall clock saw work the CUDA events did not
 
 These flags exclude a result from fast_p, the geometric mean and "best" (types.EXCLUDING_FLAGS).
@@ -36,7 +39,9 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
     bound = ceiling_ms(baseline, peaks, device, dtype)
     if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
         flags.append("faster_than_light")
-    if slowed(report, baseline) and (rebaseline is None or slowed(report, rebaseline() or baseline)):
+    # contended (other processes used the cores) already excludes the result, and explains a slow reference
+    if "contended" not in report.flags and slowed(report, baseline) and \
+            (rebaseline is None or slowed(report, rebaseline() or baseline)):
         flags.append("reference_slowed")
     return flags
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,6 +22,9 @@ from typing import Callable
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
 _running: set[int] = set()  # process groups of children still running, for kill_all()
+# Every child started, newest last: the GPU contention check (gpu_load.py) tells our processes from others' by
+# these, including children that have exited since they used the GPU.
+started: deque[int] = deque(maxlen=4096)
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -81,6 +85,7 @@ def run_child(args: list[str], *, env: dict[str, str], timeout_s: float, log_pat
 def track(proc: subprocess.Popen):
     """Register a child started in its own session so kill_all() reaches it; kill its group on leaving."""
     _running.add(proc.pid)
+    started.append(proc.pid)
     try:
         yield proc
     finally:
@@ -97,7 +102,8 @@ def kill_all() -> None:
 
 class EvalChild:
     """`python -m harness.worker serve TARGET`, started before it is needed: it imports torch and readies
-    the device, then waits for one spec path on stdin, evaluates it and exits. Used once, like any child."""
+    the device, then waits for one spec (a JSON line) on stdin, evaluates it and exits. Used once, like any
+    child."""
 
     def __init__(self, target: str, env: dict[str, str], work: Path):
         self.work = work
@@ -106,13 +112,14 @@ class EvalChild:
                                          stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env,
                                          cwd=work, start_new_session=True)
         _running.add(self.proc.pid)
+        started.append(self.proc.pid)
 
-    def run(self, spec_path: Path, timeout_s: float) -> ChildOutcome:
+    def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
         """Hand over the spec and wait until the child exits (killed with its group after `timeout_s`)."""
         start = time.monotonic()
         timed_out = False
         try:
-            self.proc.stdin.write(f"{spec_path}\n".encode())
+            self.proc.stdin.write(f"{spec_json}\n".encode())
             self.proc.stdin.close()
         except BrokenPipeError:  # it died while starting; its exit status and log say why
             pass

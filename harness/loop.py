@@ -25,7 +25,7 @@ from .prompts import Prompts
 from .runner import Events, display_path, evaluate
 from .static import candidate_from_source
 from .store import Store
-from .types import Candidate, Completion, CompletionRequest, DeviceInfo, EvalResult, Frozen, Problem, Sampling, \
+from .types import HARNESS_ERROR, Candidate, Completion, CompletionRequest, DeviceInfo, EvalResult, Frozen, Problem, Sampling, \
     Target, TargetFacts
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -100,18 +100,28 @@ class Loop:
         turns = self.config.turns if evaluate_turns else 1
         outcomes: list[TurnOutcome] = []
         for turn in range(1, turns + 1):
+            if not conversations:
+                break
             self.events.requesting(turn, len(conversations))
             round_ = await asyncio.gather(*(self._answer(c, turn) for c in conversations))
             outcomes.extend(round_)
             if not evaluate_turns:
                 break
             results = self._evaluate(round_)
+            going_on = []
             for conversation, outcome, result in zip(conversations, round_, results):
+                if result.status == HARNESS_ERROR:
+                    # No verdict, so no feedback: the conversation waits here for the next run of this
+                    # name, which evaluates this turn's answer again (its evaluation is not recorded).
+                    self.events.conversation_done(conversation.problem.id)
+                    continue
                 reply = strip_thinking(outcome.completion.text).strip() or "(empty answer)"
                 conversation.messages += [{"role": "assistant", "content": reply},
                                           self.prompts.feedback(result, turns_left=turns - turn)]
+                going_on.append(conversation)
                 if turn == turns:
                     self.events.conversation_done(conversation.problem.id)
+            conversations = going_on
         return outcomes
 
     async def _answer(self, conversation: Conversation, turn: int) -> TurnOutcome:
@@ -191,6 +201,7 @@ class Loop:
                             kind="run", model=self.config.model, events=self.events)
         for i, (row, result) in zip(todo, recorded):
             outcome = round_[i]
-            self.store.set_turn_evaluation(self.run, outcome.problem.id, outcome.sample, outcome.turn, row)
+            if result.status != HARNESS_ERROR:  # else the turn stays unevaluated: a resumed run evaluates it
+                self.store.set_turn_evaluation(self.run, outcome.problem.id, outcome.sample, outcome.turn, row)
             results[i] = result
         return [results[i] for i in range(len(round_))]

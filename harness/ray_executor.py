@@ -66,9 +66,9 @@ def pack(directory: str) -> bytes:
 
 
 def build_task(candidate: Candidate, device: DeviceInfo, settings: Settings) -> tuple[BuildResult, bytes | None]:
-    from .build import build
+    from .executor import build_or_fault
 
-    result = build(candidate, device, settings.cache_dir, settings.build_timeout_s, settings.max_jobs)
+    result = build_or_fault(candidate, device, settings)
     return result, pack(result.directory) if result.status == "ok" else None
 
 
@@ -77,7 +77,7 @@ def eval_task(job: Job, problem_source: str, built: BuildResult, archive: bytes 
     import ray
 
     from .baseline import measure_baselines
-    from .executor import evaluate_built
+    from .executor import evaluate_built, harness_fault
 
     if device.target == "cuda":  # the GPU Ray gave this task (it has set CUDA_VISIBLE_DEVICES accordingly)
         device = device.model_copy(update={"index": int(ray.get_gpu_ids()[0])})
@@ -95,7 +95,10 @@ def eval_task(job: Job, problem_source: str, built: BuildResult, archive: bytes 
     def rebaseline(problem, on):
         return measure_baselines([problem], on, settings, None, force=True).get(problem.sha256, {}).get("eager")
 
-    return evaluate_built(job, built, device, settings, seed, baseline, peaks, rebaseline)
+    try:
+        return evaluate_built(job, built, device, settings, seed, baseline, peaks, rebaseline)
+    except Exception as exc:  # noqa: BLE001 - a fault of ours on this node: the job's harness_error
+        return harness_fault(job, device, settings, "evaluating", exc, built)
 
 
 def run_jobs_ray(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int, *, address: str | None = None,

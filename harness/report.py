@@ -16,11 +16,12 @@ from statistics import median
 
 from pydantic import Field
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .roofline import sol_ms
 from .store import RunInfo, RunUsage, Store
-from .types import STATUSES, Baseline, EvalResult, Frozen, Peaks
+from .types import HARNESS_ERROR, VERDICTS, Baseline, EvalResult, Frozen, Peaks
 
 FAST_P = (0.0, 1.0, 1.5, 2.0)
 
@@ -83,6 +84,12 @@ class FlaggedRow(Frozen):
     flags: tuple[str, ...] = Field(description="Why its speed is not trusted")
 
 
+class HarnessErrorRow(Frozen):
+    problem: str = Field(description="Problem id")
+    candidate: str = Field(description="Path (or hash prefix) of the candidate")
+    error: str | None = Field(description="What failed in the harness or on the machine")
+
+
 class Funnel(Frozen):
     """Candidates at each stage: answered -> with code -> compiled -> correct -> counted and faster than eager."""
 
@@ -109,6 +116,8 @@ class Summary(Frozen):
     median_sol: float | None = Field(default=None, description="Median over problems of the best counted "
                                                                "candidate's share of the speed of light")
     flagged: int = Field(description="Correct candidates not counted: their speed is flagged as untrustworthy")
+    harness_errors: int = Field(default=0, description="Evaluations the harness itself failed (no verdict; counted "
+                                                       "in no rate; retried by the next run)")
     statuses: dict[str, int] = Field(description="Candidates per status")
     funnel: Funnel | None = Field(default=None, description="Candidates at each stage")
     tokens: int | None = Field(default=None, description="Prompt + completion tokens of the run's answers")
@@ -119,6 +128,8 @@ class Leaderboard(Frozen):
     summary: Summary
     problems: list[ProblemRow]
     flagged: list[FlaggedRow] = Field(description="Correct results left out of every number above")
+    harness_errors: list[HarnessErrorRow] = Field(default_factory=list, description="Evaluations without a verdict: "
+                                                  "the harness or the machine failed")
     speedups: list[float] = Field(default_factory=list, description="Every counted candidate's speedup over eager")
 
 
@@ -131,6 +142,11 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
                 prices: tuple[float, float] | None = None) -> Leaderboard:
     """`contexts` maps a problem's sha256 to what is known of it on the run's device (may be empty)."""
     contexts = contexts or {}
+    # A harness error is no verdict: it stands apart, and is gone once a later evaluation judged the same pair.
+    judged = {(r.problem_id, r.candidate_sha256) for r in results if r.status != HARNESS_ERROR}
+    faults = [HarnessErrorRow(problem=r.problem_id, candidate=r.candidate_label, error=r.error) for r in results
+              if r.status == HARNESS_ERROR and (r.problem_id, r.candidate_sha256) not in judged]
+    results = [r for r in results if r.status != HARNESS_ERROR]
     by_problem: dict[str, list[EvalResult]] = {}
     for r in results:
         by_problem.setdefault(r.problem_id, []).append(r)
@@ -169,15 +185,16 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
         geomean_speedup=_geomean([row.best_speedup for row in bests]),
         geomean_vs_compile=_geomean([row.best_vs_compile for row in bests if row.best_vs_compile is not None]),
         median_sol=median(fs) if (fs := [row.sol_fraction for row in bests if row.sol_fraction is not None]) else None,
-        statuses={s: n for s in STATUSES if (n := sum(r.status == s for r in results))},
-        flagged=len(flagged),
+        statuses={s: n for s in VERDICTS if (n := sum(r.status == s for r in results))},
+        flagged=len(flagged), harness_errors=len(faults),
         funnel=Funnel(generated=len(results), with_code=len(with_code), compiled=len(built), correct=len(correct),
                       faster=sum(r.speedup > 1 for r in counted)),
         tokens=tokens,
         cost_usd=(usage.prompt_tokens * prices[0] + usage.completion_tokens * prices[1]) / 1e6
         if usage and usage.requests and prices else None,
     )
-    return Leaderboard(summary=summary, problems=rows, flagged=flagged, speedups=[r.speedup for r in counted])
+    return Leaderboard(summary=summary, problems=rows, flagged=flagged, harness_errors=faults,
+                       speedups=[r.speedup for r in counted])
 
 
 # ---- from the store ----
@@ -217,7 +234,7 @@ def _ms(x: float | None) -> str:
 
 
 STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "yellow", "runtime_error": "magenta",
-                "timeout": "magenta", "rejected": "red", "no_code": "dim"}
+                "timeout": "magenta", "rejected": "red", "no_code": "dim", "harness_error": "bold red"}
 
 
 def render(board: Leaderboard, console: Console) -> None:
@@ -242,13 +259,23 @@ def render(board: Leaderboard, console: Console) -> None:
             flagged.add_row(row.problem, row.candidate, _x(row.speedup), _ms(row.runtime_ms),
                             f"[red]{', '.join(row.flags)}[/]")
         console.print(flagged)
+    if board.harness_errors:
+        faults = Table(title="harness errors: no verdict (the harness or the machine failed; the next run retries "
+                             "them)", title_justify="left")
+        for name in ("problem", "candidate", "error"):
+            faults.add_column(name, justify="left")
+        for row in board.harness_errors:
+            first = (row.error or "-").splitlines()[0][:200]
+            faults.add_row(row.problem, row.candidate, f"[bold red]{escape(first)}[/]")
+        console.print(faults)
     s = board.summary
     fast = "  ".join(f"fast_{p}={_pct(v)}" for p, v in s.fast_p.items())
     console.print(f"{s.problems} problems, {s.candidates} candidates | compiled {_pct(s.compile_rate)} | "
                   f"correct {_pct(s.correct_rate)} | {fast} | geomean speedup {_x(s.geomean_speedup)}"
                   + (f" (vs compile {_x(s.geomean_vs_compile)})" if s.geomean_vs_compile else "")
                   + (f" | median {_pct(s.median_sol)} of SOL" if s.median_sol else "")
-                  + (f" | {s.flagged} flagged, not counted" if s.flagged else ""))
+                  + (f" | {s.flagged} flagged, not counted" if s.flagged else "")
+                  + (f" | [bold red]{s.harness_errors} harness errors, no verdict[/]" if s.harness_errors else ""))
     if any(row.best_speedup and row.best_vs_compile is None for row in board.problems):
         console.print("[dim]vs compile: `harness baseline` measures the torch.compile baselines[/]")
 
@@ -275,13 +302,13 @@ def summary_record(s: Summary) -> dict:
     flat = s.model_dump(exclude={"fast_p", "statuses", "funnel"})
     flat.update({f"fast_{p}": v for p, v in s.fast_p.items()})
     flat.update({f"funnel_{k}": v for k, v in (s.funnel.model_dump() if s.funnel else {}).items()})
-    flat.update({f"status_{k}": s.statuses.get(k, 0) for k in STATUSES})
+    flat.update({f"status_{k}": s.statuses.get(k, 0) for k in VERDICTS})
     return flat
 
 
 def problem_record(run: str, row: ProblemRow) -> dict:
     flat = {"run": run, **row.model_dump(exclude={"statuses", "flags"})}
-    flat.update({f"status_{k}": row.statuses.get(k, 0) for k in STATUSES})
+    flat.update({f"status_{k}": row.statuses.get(k, 0) for k in VERDICTS})
     flat["flags"] = ";".join(row.flags)
     return flat
 

@@ -145,6 +145,8 @@ def _run_view(board: Leaderboard, colour: str, index: int) -> dict:
         "flagged": [{"problem": f.problem, "candidate": f.candidate, "speedup": fmt_x(f.speedup),
                      "speedup_sort": _sort_key(f.speedup), "ms": fmt_ms(f.runtime_ms),
                      "ms_sort": _sort_key(f.runtime_ms), "flags": list(f.flags)} for f in board.flagged],
+        "harness_errors": [{"problem": h.problem, "candidate": h.candidate, "error": h.error or "-"}
+                           for h in board.harness_errors],
     }
 
 

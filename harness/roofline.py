@@ -6,16 +6,17 @@ Two sets of peaks, for two questions:
             speed of light": how much of what this machine demonstrably does a result reaches
   ceiling   the physical limit a result cannot beat -> the `faster_than_light` flag. On a GPU, the
             datasheet where known (a kernel may beat torch's copy, never the memory bus); on a CPU,
-            the measured peaks with CPU_HEADROOM, since outputs can stay in caches the flush left cold.
+            the cores' theoretical FLOP/s and the fastest uncontended copy with headroom (cpu_ceiling.py),
+            never a peak measured while other processes used the cores.
 """
 
 from __future__ import annotations
 
+from .cpu_ceiling import ceiling_bandwidth_gbs, ceiling_tflops, machine_tflops
 from .facts import datasheet
 from .types import Baseline, DeviceInfo, Peaks
 
 DTYPE_PEAK = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
-CPU_HEADROOM = 2.0
 
 
 def bound_ms(bytes_moved: int | None, flops: int | None, bandwidth_gbs: float | None, tflops: dict[str, float],
@@ -47,8 +48,8 @@ def ceiling_ms(baseline: Baseline | None, peaks: Peaks | None, device: DeviceInf
         bandwidth = max(filter(None, (bandwidth, measured.bandwidth_gbs)), default=None)
         tflops = {k: max(tflops.get(k, 0.0), measured.tflops.get(k, 0.0)) for k in {*tflops, *measured.tflops}}
         return bound_ms(baseline.bytes_moved, baseline.flops, bandwidth, tflops, dtype)
-    if peaks is None:
+    theoretical, _ = machine_tflops()
+    if peaks is None and not theoretical:
         return None
-    scaled = {k: v * CPU_HEADROOM for k, v in peaks.tflops.items()}
-    bandwidth = peaks.bandwidth_gbs * CPU_HEADROOM if peaks.bandwidth_gbs else None
-    return bound_ms(baseline.bytes_moved, baseline.flops, bandwidth, scaled, dtype)
+    return bound_ms(baseline.bytes_moved, baseline.flops, ceiling_bandwidth_gbs(peaks),
+                    ceiling_tflops(peaks, theoretical), dtype)

@@ -36,7 +36,7 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in (
     Rule("patching", "reject", "assigns to attributes of modules (torch, time, ...), sys.modules or the harness"),
     Rule("introspection", "reject", "gc, inspect, frames, globals or dynamic code (exec, eval, __import__)"),
     Rule("tensor-subclass", "reject", "a torch.Tensor subclass or __torch_function__ / __torch_dispatch__"),
-    Rule("io", "reject", "file, network or environment access"),
+    Rule("io", "reject", "network, environment or stdin access, or pickled tensors (torch.load / torch.save)"),
     Rule("torch-ops", "flag", "PyTorch compute ops in forward: part of the work is not a custom kernel"),
 )}
 
@@ -83,12 +83,13 @@ INTROSPECTION_ATTRS = {"__globals__", "__code__", "__closure__", "__builtins__",
                        "cr_frame", "_getframe", "settrace", "setprofile", "_current_frames", "__reduce__",
                        "__reduce_ex__", "__class__"}
 HARNESS_MODULES = {"harness", "reference_problem"}
-IO_MODULES = {"socket", "urllib", "http", "requests", "httpx", "ftplib", "smtplib", "shutil", "pathlib", "tempfile",
-              "io", "glob", "sqlite3", "mmap"}
-IO_CALLS = {"open", "input", "os.getenv", "os.putenv", "os.unsetenv", "os.getenvb", "os.open", "os.read",
-            "os.write", "os.listdir", "os.scandir", "os.walk", "os.remove", "os.unlink", "os.rename", "os.mkdir",
-            "os.makedirs", "torch.load", "torch.save", "numpy.load", "numpy.save", "numpy.fromfile",
-            "numpy.loadtxt"}
+# Files are allowed: real answers write headers and sources and build them with load(), and the evaluation
+# child holds nothing secret on disk (its spec arrives off disk, its cwd is a private scratch directory).
+IO_MODULES = {"socket", "socketserver", "ssl", "urllib", "urllib3", "http", "requests", "httpx", "aiohttp",
+              "websocket", "websockets", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "xmlrpc",
+              "sqlite3", "mmap"}
+IO_CALLS = {"input", "os.getenv", "os.putenv", "os.unsetenv", "os.getenvb", "torch.load", "torch.save",
+            "numpy.load", "numpy.save"}
 # Environment variables a candidate may set for its own build (common in real answers; never secrets).
 BUILD_VARIABLES = {"TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CXX", "CC", "NVCC_APPEND_FLAGS",
                    "TORCH_EXTENSIONS_DIR", "OMP_NUM_THREADS"}

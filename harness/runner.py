@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .baseline import device_peaks, measure_baselines
+from .build import BUILD_PROTOCOL
 from .config import Settings
 from .device import devices_like
 from .executor import Job, result_for, run_jobs
@@ -79,7 +80,7 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
                 continue
             jobs[index] = job = replace(job, flags=rules.flags)
         hit = None if settings.force else store.find(job.candidate.sha256, job.problem.sha256, device.name,
-                                                      device.target)
+                                                      device.target, BUILD_PROTOCOL)
         if hit:
             row_id, stored = hit
             record(index, stored.model_copy(update={"cached": True, "candidate_path": job.candidate.path,

@@ -264,8 +264,10 @@ class Store:
                 self.db.execute("INSERT OR IGNORE INTO sources (sha256, text) VALUES (?, ?)", (sha, text))
             if result.build:
                 b = result.build
+                # A fresh build's log replaces an older one of the same key (--force rebuilds).
                 self.db.execute(
-                    "INSERT OR IGNORE INTO builds (build_sha256, source_sha256, status, duration_s, error, log, "
+                    f"INSERT OR {'IGNORE' if b.cached else 'REPLACE'} INTO builds (build_sha256, source_sha256, "
+                    "status, duration_s, error, log, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (b.build_sha256, result.candidate_sha256, b.status, b.duration_s, b.error, b.log, _now()))
             cursor = self.db.execute(
@@ -305,13 +307,18 @@ class Store:
                               (device_name, target, torch_version)).fetchone()
         return Peaks.model_validate_json(row[0]) if row else None
 
-    def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str) -> tuple[int, EvalResult] | None:
-        """The latest reusable evaluation of this candidate on this problem and device (timeouts are retried)."""
+    def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str,
+             build_protocol: int) -> tuple[int, EvalResult] | None:
+        """The latest reusable evaluation of this candidate on this problem and device, under the current
+        evaluation protocol and build recipe (timeouts, harness errors and results timed on a contended device
+        are retried)."""
         row = self.db.execute(
             "SELECT e.id, e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
             "WHERE e.candidate_sha256 = ? AND e.problem_sha256 = ? AND e.device_name = ? AND e.target = ? "
-            "AND e.protocol_version = ? AND e.status != 'timeout' ORDER BY e.id DESC LIMIT 1",
-            (candidate_sha256, problem_sha256, device_name, target, PROTOCOL_VERSION)).fetchone()
+            "AND e.protocol_version = ? AND json_extract(e.result_json, '$.build_protocol') = ? "
+            "AND e.status NOT IN ('timeout', 'harness_error') AND e.flags NOT LIKE '%\"contended\"%' "
+            "ORDER BY e.id DESC LIMIT 1",
+            (candidate_sha256, problem_sha256, device_name, target, PROTOCOL_VERSION, build_protocol)).fetchone()
         return (row[0], self._load(row[1], row[2])) if row else None
 
     @staticmethod

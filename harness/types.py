@@ -16,16 +16,23 @@ from pydantic import BaseModel, ConfigDict, Field
 Target = Literal["cuda", "cpu"]
 TARGETS: tuple[Target, ...] = ("cuda", "cpu")
 
-Status = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "no_code"]
+Status = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "no_code",
+                 "harness_error"]
 STATUSES: tuple[Status, ...] = (
-    "correct", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "no_code",
+    "correct", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "no_code", "harness_error",
 )
+# Not a verdict on the candidate: the harness or the machine failed (its own files, a child that could not
+# start, an exception in harness code). Never stored as reusable, counted in no rate, retried next run.
+HARNESS_ERROR: Status = "harness_error"
+VERDICTS: tuple[Status, ...] = tuple(s for s in STATUSES if s != HARNESS_ERROR)
 
-BuildStatus = Literal["ok", "compile_error", "timeout"]
+BuildStatus = Literal["ok", "compile_error", "timeout", "harness_error"]
 
-# Flags that say a correct result's speed cannot be trusted: such a result never counts in fast_p, the
+# Flags that say a correct result's speed cannot be trusted (contended: another process used the device
+# while it was timed): such a result never counts in fast_p, the
 # geometric mean or "best" (see harness/integrity.py). Other flags (noisy_timing, torch_ops) inform.
-EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work"})
+EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work",
+                             "contended"})
 
 
 def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -33,7 +40,8 @@ def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 3  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses
+PROTOCOL_VERSION = 4  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
+# 4: harness_error, contention checks, the cpu speed of light as a true upper bound
 
 
 class Frozen(BaseModel):
@@ -130,7 +138,8 @@ class WorkerReport(Frozen):
     flags: tuple[str, ...] = Field(default=(), description="Warnings about the measurement")
     device_name: str = Field(description="Device name as torch reports it")
     torch_version: str = Field(description="torch.__version__ in the child")
-    stages: dict[str, float] = Field(default_factory=dict, description="Seconds spent in setup, check, time")
+    stages: dict[str, float] = Field(default_factory=dict, description="Seconds spent in setup, check, time; cpu: "
+                                     "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: cpu_load.py)")
 
 
 class EvalResult(Frozen):
@@ -144,6 +153,9 @@ class EvalResult(Frozen):
     device_name: str = Field(description="Device the evaluation ran on")
     torch_version: str = Field(description="torch version used")
     protocol_version: int = Field(default=PROTOCOL_VERSION, description="Evaluation protocol version")
+    build_protocol: int | None = Field(default=None, description="Build recipe version (build.BUILD_PROTOCOL); a "
+                                                                 "stored result of another recipe is not reused")
+    harness_version: str | None = Field(default=None, description="kernel-harness version that produced it")
     dtype: str = Field(default="float32", description="Evaluation dtype of floating inputs and parameters")
     status: Status = Field(description="Verdict")
     speedup: float | None = Field(default=None, description="ref median / candidate median; None unless correct")
@@ -155,7 +167,8 @@ class EvalResult(Frozen):
     build: BuildResult | None = Field(default=None, description="Build outcome (log included)")
     stages: dict[str, float] = Field(default_factory=dict, description="Seconds per stage: build, queue (built, "
                                      "waiting for a device), eval (from hand-off to the child until it exited), and "
-                                     "within eval as the child measured it: setup, check, time")
+                                     "within eval as the child measured it: setup, check, time; on the cpu target "
+                                     "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: cpu_load.py)")
     cached: bool = Field(default=False, description="Served from the store instead of re-evaluated")
 
     @property
@@ -235,8 +248,8 @@ COMPILE_KINDS = tuple(k for k, mode in BASELINE_KINDS.items() if mode)
 class BaselineSpec(Frozen):
     """What the parent asks a clean child to measure: the reference alone (and compiled), per problem."""
 
-    mode: Literal["baselines", "peaks"] = Field(default="baselines", description="Time the problems' references, "
-                                                                                 "or measure the device's peaks")
+    mode: Literal["baselines", "peaks", "copy"] = Field(default="baselines", description="Time the problems' "
+                                                        "references, measure the device's peaks, or only its copy")
     problems: tuple[dict[str, Any], ...] = Field(default=(), description="{id, path, atol, rtol, kinds} of each "
                                                                           "problem, measured in turn; kinds from "
                                                                           "BASELINE_KINDS (eager is always timed)")
@@ -269,6 +282,10 @@ class Peaks(Frozen):
     tflops: dict[str, float] = Field(default_factory=dict, description="Dense GEMM TFLOP/s per dtype "
                                                                        "(fp32 with TF32 off, bf16, fp16)")
     details: dict[str, str] = Field(default_factory=dict, description="How each figure was measured")
+    best_bandwidth_gbs: float | None = Field(default=None, description="The fastest single copy, GB/s, of this and "
+                                             "every earlier measurement of the device in the store (cpu_ceiling.py)")
+    foreign_cpu: float | None = Field(default=None, description="cpu: the least share of the cores other processes "
+                                      "used during a copy measurement (cpu_load.py); None where not measured")
 
 
 # ---- the LLM side ----

@@ -1,12 +1,14 @@
 """The child process. Its jobs, each in a fresh interpreter started by the parent:
 
   python -m harness.worker build DIR        import DIR/candidate.py once, building its extensions
-  python -m harness.worker eval SPEC.json   check the built candidate against the reference, time both
-  python -m harness.worker serve TARGET     the same evaluation, started ahead of need: import torch and
-                                            make the device ready, then read one SPEC.json path from stdin
+  python -m harness.worker serve TARGET     check a built candidate against the reference and time both,
+                                            started ahead of need: import torch and make the device ready,
+                                            then read one WorkerSpec (JSON, one line) from stdin
 
 Whatever the candidate does (segfault, os._exit, exceptions, endless loops), the parent sees it
-from the outside; this process only reports what it could observe, as WorkerReport JSON.
+from the outside; this process only reports what it could observe, as WorkerReport JSON. Both jobs
+print CANDIDATE_STARTS to their log just before the candidate's code first runs: a failure before it
+is the harness's (or the machine's), never the candidate's (HARNESS_ERROR).
 """
 
 from __future__ import annotations
@@ -20,16 +22,24 @@ import time
 import traceback
 from pathlib import Path
 
-from .build import NO_GPU_HINT, import_candidate, install_extension_loader, write_manifest
+from . import cpu_load
+from .build import NO_GPU_HINT, import_candidate, install_extension_loader, is_build_failure, write_manifest
 from .isolation import write_atomic
-from .types import CheckResult, WorkerReport, WorkerSpec
+from .types import HARNESS_ERROR, CheckResult, WorkerReport, WorkerSpec
 
 _clock = time.perf_counter  # bound before any candidate code runs: stage times cannot be patched
+CANDIDATE_STARTS = "harness: the candidate's code starts here"
+HARNESS_FAILED = 3  # the build child's exit status when the harness itself failed after the candidate's import
+
+
+def candidate_starts() -> None:
+    print(CANDIDATE_STARTS, file=sys.stderr, flush=True)
 
 
 def build_main(directory: Path) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")  # torch logs the build steps at INFO
     manifest = install_extension_loader(directory, "build")
+    candidate_starts()
     try:
         import_candidate(directory)
     except BaseException as exc:  # SystemExit too: the import did not complete
@@ -37,7 +47,11 @@ def build_main(directory: Path) -> int:
         if os.environ.get("CUDA_VISIBLE_DEVICES") == "" and "cuda" in str(exc).lower():
             print(NO_GPU_HINT, file=sys.stderr)
         return 1
-    write_manifest(directory, manifest)
+    try:
+        write_manifest(directory, manifest)
+    except OSError as exc:  # a full disk, a directory gone: ours, not the candidate's
+        print(f"harness error: writing the manifest failed: {describe(exc)}", file=sys.stderr)
+        return HARNESS_FAILED
     return 0
 
 
@@ -52,15 +66,18 @@ class EvalFailure(Exception):
 
 
 @contextlib.contextmanager
-def failing_as(what: str):
-    """Turn anything raised inside (SystemExit too) into a runtime_error that says what failed."""
+def failing_as(what: str, status: str = "runtime_error"):
+    """Turn anything raised inside (SystemExit too) into a `status` failure that says what failed (a failed
+    build of an extension into a compile_error)."""
     try:
         yield
     except EvalFailure:
         raise  # already a verdict (a defense fired inside)
     except BaseException as exc:
         traceback.print_exc()
-        raise EvalFailure("runtime_error", f"{what}: {describe(exc)}") from None
+        if is_build_failure(exc):  # load_inline called in __init__ or forward, and its build failed
+            raise EvalFailure("compile_error", f"{what}: building an extension failed: {describe(exc)}") from None
+        raise EvalFailure(status, f"{what}: {describe(exc)}") from None
 
 
 def trial_seed(seed: int, label: str) -> int:
@@ -155,11 +172,12 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
     stages: dict[str, float] = {}  # seconds spent setting up, checking, timing (filled in as they end)
     report = dict(device_name=device_name, torch_version=torch.__version__, stages=stages)
 
-    with failing_as("problem error: importing the problem failed"):
+    # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
+    with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
         problem = import_problem(spec.problem_path)
         init_inputs = problem.get_init_inputs()
     if not isinstance(init_inputs, (list, tuple)):
-        raise EvalFailure("runtime_error",
+        raise EvalFailure(HARNESS_ERROR,
                           f"problem error: get_init_inputs() returned {type(init_inputs).__name__}, not a list")
 
     def make_inputs(label: str) -> list:
@@ -200,11 +218,12 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
     trials_run = 0
     try:
         with torch.no_grad():
-            with failing_as("problem error: constructing Model failed"):
+            with failing_as("problem error: constructing Model failed", HARNESS_ERROR):
                 reference = construct(problem.Model, init_inputs, device, dtype, init_seed)
 
             guard = Guard()  # before the candidate's code runs at all
             install_extension_loader(Path(spec.build_dir), "load")
+            candidate_starts()
             with failing_as("constructing ModelNew failed"):
                 module = import_candidate(Path(spec.build_dir))
                 guard.verify("at import")
@@ -260,13 +279,16 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
                                   f"{what}, on fresh inputs (a cached or stale result?)")
                 rechecked += 1
 
+            watch = cpu_load.Watch(spec.target)  # cpu: idle jitter now, other processes' CPU use across the timing
             with failing_as("failed while timing"):
                 timings, converged = time_interleaved(
                     {name: timed_side(problem, device, dtype, spec.seed, name, fn)
                      for name, fn in (("reference", reference), ("candidate", candidate))},
                     timer, spec.timing, inspect=recheck)
+            load, load_flags = watch.stop()
             guard.verify("while being timed")
             stage_ends(stages, "time", started)
+            stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
     except EvalFailure as failure:  # verdicts reached inside: incorrect, rejected (Tampered), runtime_error
         failed_in = next((n for n in STAGES if n not in stages), None)
         if failed_in:
@@ -285,6 +307,7 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
     flags = hidden_work(timings["candidate"], timings["reference"]) if spec.target == "cuda" else []
     if not converged:
         flags.append("noisy_timing")
+    flags.extend(load_flags)  # contended: other processes used the cores while this was timed
     return WorkerReport(status="correct", check=check, runtime=timings["candidate"],
                         ref_runtime=timings["reference"], flags=tuple(flags), **report)
 
@@ -346,7 +369,7 @@ def warm_up(target: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] not in ("build", "eval", "serve"):
+    if len(argv) != 2 or argv[0] not in ("build", "serve"):
         print(__doc__, file=sys.stderr)
         return 2
     if argv[0] == "build":
@@ -354,20 +377,19 @@ def main(argv: list[str]) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # threads the candidate started at import must not keep the builder alive
-    if argv[0] == "serve":
-        warm_up(argv[1])
-        line = sys.stdin.readline().strip()
-        if not line:  # the parent discarded this spare
-            os._exit(0)
-        argv = ["eval", line]
-    spec = WorkerSpec.model_validate_json(Path(argv[1]).read_text())
+    warm_up(argv[1])
+    line = sys.stdin.readline().strip()  # the spec comes through the pipe: its seed is in no file
+    if not line:  # the parent discarded this spare
+        os._exit(0)
+    spec = WorkerSpec.model_validate_json(line)
     try:
         report = eval_main(spec)
     except EvalFailure as failure:
         report = WorkerReport(status=failure.status, error=str(failure), device_name="", torch_version="")
-    except BaseException as exc:
+    except BaseException as exc:  # raised by harness code, outside every call into the candidate's
         traceback.print_exc()
-        report = WorkerReport(status="runtime_error", error=describe(exc), device_name="", torch_version="")
+        report = WorkerReport(status=HARNESS_ERROR, error=f"harness error: {describe(exc)}", device_name="",
+                              torch_version="")
     write_atomic(Path(spec.result_path), report.model_dump_json())
     sys.stdout.flush()
     sys.stderr.flush()

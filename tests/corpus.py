@@ -182,7 +182,8 @@ def corpus_tests(target: str) -> dict:
     def test_correct_files_are_correct_and_unflagged(path, full):
         result = full[path]
         assert result.status == "correct", result.error
-        assert [f for f in result.flags if f != "noisy_timing"] == []
+        # informative, or other processes used the cores while it was timed (a loaded CI machine)
+        assert [f for f in result.flags if f not in ("noisy_timing", "contended")] == []
 
     @pytest.mark.parametrize("path", wrong, ids=lambda p: p.stem)
     def test_wrong_files_are_incorrect(path, full):

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from harness.cpu_load import CONTENDED_SHARE
 from tests.conftest import REPO, run_cli
 
 KINDS = ("eager", "compile", "compile-max-autotune")
@@ -40,7 +41,14 @@ def test_a_second_call_is_served_from_the_store(measured, results_dir):
     proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--json", "--results-dir", results_dir,
                    timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == measured
+    again = json.loads(proc.stdout)
+    if (measured["peaks"]["foreign_cpu"] or 0) <= CONTENDED_SHARE:
+        assert again == measured
+        return
+    # peaks measured while other processes used the cores are measured again, keeping the fastest copy
+    assert again["peaks"]["best_bandwidth_gbs"] >= measured["peaks"]["best_bandwidth_gbs"]
+    assert [{k: b["median_ms"] for k, b in p["baselines"].items()} for p in again["problems"]] == \
+        [{k: b["median_ms"] for k, b in p["baselines"].items()} for p in measured["problems"]]
 
 
 def test_results_show_their_speedup_over_compile_once_baselines_exist(measured, results_dir):

@@ -79,9 +79,11 @@ def test_turn_one_fails_to_compile_and_turn_two_is_correct(first_run, server, re
     assert set(rows) == set(PROBLEMS)
     assert rows[PROBLEMS[0]]["statuses"] == {"compile_error": 1, "correct": 1}
     assert rows[PROBLEMS[1]]["statuses"] == {"rejected": 1, "correct": 1}
-    for row in rows.values():
-        assert row["best_speedup"] > 0 and "sample1_turn2.py" in row["best_candidate"]
-    assert board["summary"]["candidates"] == 4 and board["summary"]["fast_p"]["0"] == 1.0
+    contended = {f["problem"] for f in board["flagged"] if "contended" in f["flags"]}  # other processes ran
+    for problem, row in rows.items():
+        assert problem in contended or (row["best_speedup"] > 0 and "sample1_turn2.py" in row["best_candidate"])
+    assert board["summary"]["candidates"] == 4
+    assert board["summary"]["fast_p"]["0"] == 1.0 - len(contended) / len(rows), board["flagged"]
 
     answered = [b for b in server.answered if b["model"] == "scripted"]
     assert len(answered) == 4 and server.authorization[0] == f"Bearer {KEY}"

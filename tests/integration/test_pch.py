@@ -6,8 +6,9 @@ import pytest
 import torch
 from torch.utils.cpp_extension import _import_module_from_library
 
-from harness.build import PCH_FAILED, PCH_FILE, build
+from harness.build import build
 from harness.device import discover
+from harness.pch import PCH_FAILED, PCH_FILE
 from harness.static import candidate_from_source
 
 CANDIDATE = '''

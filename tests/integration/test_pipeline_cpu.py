@@ -46,13 +46,17 @@ def test_python_api_sync_and_async(settings):
     evaluator = Evaluator(target="cpu", settings=settings, run="rl-step-1")
     first = evaluator.evaluate([(str(PROBLEM), CORRECT), (str(PROBLEM), WRONG)])
     assert [r.status for r in first] == ["correct", "incorrect"]
-    assert first[0].counted and first[0].speedup > 0 and first[1].check.max_abs_err > 0
+    assert first[0].speedup > 0 and first[1].check.max_abs_err > 0
+    assert first[0].counted or "contended" in first[0].flags, first[0].flags  # contended: other processes ran
 
     async def two_batches_at_once():
         return await asyncio.gather(evaluator.aevaluate([(str(PROBLEM), CORRECT)]),
                                     evaluator.aevaluate([(str(PROBLEM), WRONG)]))
     again, wrong = asyncio.run(two_batches_at_once())
-    assert again[0].cached and again[0].speedup == first[0].speedup  # the store answers what it has seen
+    if "contended" in first[0].flags:  # timed while other processes used the cores: evaluated again
+        assert not again[0].cached and again[0].status == "correct"
+    else:
+        assert again[0].cached and again[0].speedup == first[0].speedup  # the store answers what it has seen
     assert wrong[0].cached and wrong[0].status == "incorrect"
     with sqlite3.connect(settings.db) as db:
         assert db.execute("SELECT kind, COUNT(*) FROM runs JOIN evaluations ON evaluations.run = runs.name "

@@ -66,7 +66,9 @@ def test_eval_through_ray_tasks(cluster, tmp_path):
                     "--problem", PROBLEM, "--results-dir", tmp_path, CORRECT)
     assert again.returncode == 0, again.stderr
     (row,) = json_lines(again.stdout)
-    assert row["cached"] and row["speedup"] in (rows[0]["speedup"], rows[2]["speedup"])
+    # a result timed while other processes used the cores (contended) is evaluated again, not served
+    clean = [r["speedup"] for r in (rows[0], rows[2]) if "contended" not in r["flags"]]
+    assert row["cached"] == bool(clean) and (row["speedup"] in clean or not clean), (rows, row)
 
 
 def test_an_evaluation_on_another_node_unpacks_the_build_and_the_problem(tmp_path):

@@ -20,21 +20,39 @@ def board(results_dir):
     return json.loads(proc.stdout)
 
 
+def check_reference_board(board: dict, problem_ids: set[str]) -> dict[str, dict]:
+    """Every reference solution correct and timed, each result clean, informative (noisy_timing) or contended
+    (other processes used the cores while it was timed: not counted), never flagged as impossible (a loaded
+    machine must not make an honest kernel look faster than light). Returns the flagged results by problem."""
+    rows = {row["problem"]: row for row in board["problems"]}
+    assert set(rows) == problem_ids  # the problems without a reference solution are skipped
+    flagged = {f["problem"]: f for f in board["flagged"]}
+    for problem_id, row in rows.items():
+        assert row["statuses"] == {"correct": 1}, (problem_id, row)
+        assert row["sol_ms"] > 0 and row["eager_ms"] > 0, row
+        if problem_id in flagged:
+            result = flagged[problem_id]
+            assert "contended" in result["flags"] and set(result["flags"]) <= {"contended", "noisy_timing"}, result
+            assert result["speedup"] > 0 and result["runtime_ms"] > 0, result
+            continue
+        assert set(row["flags"]) <= {"noisy_timing"}, row
+        assert row["best_speedup"] and row["best_speedup"] > 0 and row["ref_runtime_ms"] > 0, (problem_id, row)
+        # the CPU's measured peaks and the problem's bytes give every result its share of the speed of light
+        assert 0 < row["sol_fraction"] < 2 * len(rows), row
+    summary = board["summary"]
+    counted = len(rows) - len(flagged)
+    assert summary["correct_rate"] == 1.0 and summary["compile_rate"] == 1.0
+    assert summary["fast_p"]["0"] == counted / len(rows) and summary["funnel"]["correct"] == len(rows)
+    if counted:
+        assert summary["geomean_speedup"] > 0 and summary["median_sol"] > 0
+    return flagged
+
+
 def test_every_cpu_reference_solution_is_correct(board):
     cpu_ids = {p.id for p in problems.index(REPO / "problems")[0] if p.id.startswith("cpu/")
                and (REPO / "solutions" / "reference" / f"{p.id}.py").is_file()}
     assert len(cpu_ids) >= 5
-    rows = {row["problem"]: row for row in board["problems"]}
-    assert set(rows) == cpu_ids  # the problems without a reference solution are skipped
-    for problem_id, row in rows.items():
-        assert row["statuses"] == {"correct": 1}, (problem_id, row)
-        assert row["best_speedup"] and row["best_speedup"] > 0 and row["ref_runtime_ms"] > 0, (problem_id, row)
-        # the CPU's measured peaks and the problem's bytes give every result its share of the speed of light
-        assert row["sol_ms"] > 0 and row["eager_ms"] > 0 and 0 < row["sol_fraction"] < 2 * len(rows), row
-    summary = board["summary"]
-    assert summary["correct_rate"] == 1.0 and summary["compile_rate"] == 1.0 and summary["fast_p"]["0"] == 1.0
-    assert summary["geomean_speedup"] > 0 and summary["median_sol"] > 0
-    assert summary["funnel"]["correct"] == len(rows)
+    check_reference_board(board, cpu_ids)
 
 
 def test_report_and_runs_read_the_same_store(board, results_dir):
@@ -61,8 +79,12 @@ def test_unknown_run_suggests_names(board, results_dir):
 
 
 def test_a_second_run_is_served_from_the_store(board, results_dir):
-    proc = run_cli("run", "--target", "cpu", "--json", "--results-dir", results_dir, "--run", "again", timeout=300)
+    # a result timed while other processes used the cores (contended) is evaluated again; the others are stored
+    retried = {f["problem"] for f in board["flagged"] if "contended" in f["flags"]}
+    proc = run_cli("run", "--target", "cpu", "--json", "--results-dir", results_dir, "--run", "again",
+                   timeout=300 + 30 * len(retried))
     assert proc.returncode == 0, proc.stderr
     again = json.loads(proc.stdout)
-    assert [r["best_speedup"] for r in again["problems"]] == [r["best_speedup"] for r in board["problems"]]
-    assert "(stored)" in proc.stderr
+    served = [(r["problem"], r["best_speedup"]) for r in board["problems"] if r["problem"] not in retried]
+    assert [(r["problem"], r["best_speedup"]) for r in again["problems"] if r["problem"] not in retried] == served
+    assert "(stored)" in proc.stderr or not served

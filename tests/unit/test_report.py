@@ -110,3 +110,21 @@ def test_runs_side_by_side_with_tokens_cost_and_csv():
     lines = to_csv([summary_record(a), summary_record(b)]).splitlines()
     assert lines[0].startswith("run,model,") and "fast_1.5" in lines[0] and len(lines) == 3
     assert lines[2].startswith("refs,,")
+
+
+def test_harness_errors_count_in_no_rate_and_are_listed_apart():
+    fault = ev("e", "harness_error").model_copy(update={"candidate_sha256": "f", "error": "harness error: disk full"})
+    board = leaderboard("r", [*RESULTS, fault])
+    plain = leaderboard("r", RESULTS).summary
+    s = board.summary
+    assert (s.problems, s.candidates, s.compile_rate, s.correct_rate, s.fast_p, s.funnel) == \
+        (plain.problems, plain.candidates, plain.compile_rate, plain.correct_rate, plain.fast_p, plain.funnel)
+    assert s.harness_errors == 1 and "harness_error" not in s.statuses
+    assert [(h.problem, h.error) for h in board.harness_errors] == [("e", "harness error: disk full")]
+    console = Console(record=True, width=200)
+    render(board, console)
+    text = console.export_text()
+    assert "harness errors: no verdict" in text and "disk full" in text and "1 harness errors" in text
+    # once the same candidate is judged later in the run, the fault is gone from the board
+    judged = fault.model_copy(update={"status": "incorrect", "error": "mismatch"})
+    assert leaderboard("r", [*RESULTS, fault, judged]).summary.harness_errors == 0

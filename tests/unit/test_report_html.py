@@ -237,3 +237,13 @@ def test_fastp_curve_is_an_exact_step_function():
     assert fastp_curve([3.0, 0.5], 4, 5.0) == [(0.0, 0.5), (0.5, 0.5), (0.5, 0.25), (3.0, 0.25), (3.0, 0.0),
                                                (5.0, 0.0)]
     assert fastp_curve([], 0, 2.5) == [] and fastp_curve([], 3, 2.5) == [(0.0, 0.0), (2.5, 0.0)]
+
+
+def test_harness_errors_are_shown_apart_from_the_verdicts():
+    fault = ev("level1/softmax", "incorrect", n=30).model_copy(
+        update={"status": "harness_error", "error": "harness error: the evaluation child <died>"})
+    board = leaderboard("faults", [ev("level1/softmax", "correct", speedup=1.5, n=31), fault], contexts())
+    source = render_html([board])
+    table = source[source.index("harness-errors"):]
+    assert "the evaluation child &lt;died&gt;" in table and "level1/softmax" in table
+    assert "harness_error 1" not in source  # not among the run's verdict pills

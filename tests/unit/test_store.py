@@ -2,16 +2,19 @@ import sqlite3
 
 import pytest
 
+from harness.build import BUILD_PROTOCOL
 from harness.store import Store, StoreError
 from harness.types import BuildResult, EvalResult, Timing
 
 
-def result(candidate="c" * 64, status="correct", speedup=2.0, device="GPU", build_log="full log") -> EvalResult:
+def result(candidate="c" * 64, status="correct", speedup=2.0, device="GPU", build_log="full log",
+           build_protocol=BUILD_PROTOCOL) -> EvalResult:
     timing = Timing(median_ms=1.0, mean_ms=1.1, std_ms=0.1, min_ms=0.9, n=10, rse=0.01)
     build = BuildResult(status="ok", build_sha256="b" + candidate[1:], directory="/tmp/b", duration_s=3.0, log=build_log)
     return EvalResult(problem_id="level1/x", problem_sha256="p" * 64, candidate_path="a.py", candidate_sha256=candidate,
                       target="cuda", device_name=device, torch_version="2.11", status=status,
-                      speedup=speedup if status == "correct" else None, runtime=timing, ref_runtime=timing, build=build)
+                      speedup=speedup if status == "correct" else None, runtime=timing, ref_runtime=timing, build=build,
+                      build_protocol=build_protocol, harness_version="0.1.0")
 
 
 def test_roundtrip_keeps_everything(tmp_path):
@@ -27,16 +30,30 @@ def test_roundtrip_keeps_everything(tmp_path):
     assert db.execute("SELECT result_json FROM evaluations").fetchone()[0].count("full log") == 0  # stored once
 
 
-def test_find_matches_candidate_problem_device_and_skips_timeouts(tmp_path):
+def test_find_matches_candidate_problem_device_and_skips_timeouts_harness_errors_and_contended(tmp_path):
     with Store(tmp_path / "h.db") as store:
         store.ensure_run("r", kind="eval", target="cuda", device_name="GPU")
         store.add("r", result(), candidate_source="S", problem_source="P")
         store.add("r", result(candidate="d" * 64, status="timeout"), candidate_source="S2", problem_source="P")
-        row_id, found = store.find("c" * 64, "p" * 64, "GPU", "cuda")
+        store.add("r", result(candidate="e" * 64, status="harness_error"), candidate_source="S3", problem_source="P")
+        contended = result(candidate="f" * 64).model_copy(update={"flags": ("noisy_timing", "contended")})
+        store.add("r", contended, candidate_source="S4", problem_source="P")
+        row_id, found = store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL)
         assert found.speedup == 2.0 and row_id == 1
-        assert store.find("c" * 64, "p" * 64, "other GPU", "cuda") is None
-        assert store.find("c" * 64, "p" * 64, "GPU", "cpu") is None
-        assert store.find("d" * 64, "p" * 64, "GPU", "cuda") is None
+        assert store.find("c" * 64, "p" * 64, "other GPU", "cuda", BUILD_PROTOCOL) is None
+        assert store.find("c" * 64, "p" * 64, "GPU", "cpu", BUILD_PROTOCOL) is None
+        assert store.find("d" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is None
+        assert store.find("e" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is None
+        assert store.find("f" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is None
+
+
+def test_a_verdict_of_an_older_build_recipe_is_not_served(tmp_path):
+    with Store(tmp_path / "h.db") as store:
+        store.ensure_run("r", kind="eval", target="cuda", device_name="GPU")
+        store.add("r", result(build_protocol=BUILD_PROTOCOL - 1), candidate_source="S", problem_source="P")
+        store.add("r", result(candidate="d" * 64, build_protocol=None), candidate_source="S2", problem_source="P")
+        assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is None
+        assert store.find("d" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is None
 
 
 def test_newer_schema_is_refused(tmp_path):

@@ -1,0 +1,252 @@
+"""The build-fidelity matrix (tests/fixtures/solutions/shapes/): every way an answer calls load_inline or
+load, built by plain torch (tests/plain_torch.py) and by the harness, cold and with a warm precompiled
+header, must end the same way. Shared by tests/integration/test_shapes.py (cpu_*) and
+tests/gpu/test_shapes_gpu.py (cuda_*).
+
+Each fixture's header says what it is and what must happen to it:
+
+  # shape: torch/extension.h included in cpp_sources    the way it calls load_inline / load
+  # problem: problems/cpu/relu.py                       the problem it answers (a path in this checkout)
+  # expect: correct                                     correct | incorrect | compile_error, both ways
+  # pch: used                                           (torch-header shapes) a warm build uses the PCH
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.build import (
+    CANDIDATE_FILE,
+    LOG_FILE,
+    PCH_RETRY,
+    RESULT_FILE,
+    final_attempt,
+)
+from harness.pch import PCH_FAILED
+from tests.conftest import SOLUTIONS, json_lines, run_cli
+from tests.plain_torch import header, normalized_errors, truth
+
+SHAPES = SOLUTIONS / "shapes"
+PCH_USED = "harness: using the precompiled torch/extension.h"
+
+
+@dataclass(frozen=True)
+class Shape:
+    path: Path
+    shape: str
+    problem: str
+    expect: str
+    pch: bool  # its build can use the precompiled header: the warm run must show it did
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+
+def shapes(target: str) -> list[Shape]:
+    found = []
+    for path in sorted(SHAPES.glob(f"{target}_*.py")):
+        fields = header(path)
+        found.append(Shape(path, fields["shape"], fields["problem"], fields["expect"], fields.get("pch") == "used"))
+    return found
+
+
+def plain_torch(shapes_: list[Shape], parallel: int = 2) -> dict[str, dict]:
+    """tests/plain_torch.py on each shape; `parallel` at once (a C++ extension compiles on one core)."""
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        return dict(zip([s.name for s in shapes_], pool.map(lambda s: truth(s.path), shapes_), strict=True))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str
+    error: str
+    log: str  # the build child's build.log ("" if it has none)
+    error_lines: list[str]
+    build_s: float | None  # the build child's wall time
+
+
+def harness_eval(shapes_: list[Shape], target: str, results: Path, pch_dir: Path, build_workers: int = 2,
+                 timeout: float = 2400) -> dict[str, Outcome]:
+    """`harness eval --json` over the shapes (one invocation per problem) into `results`, with
+    HARNESS_PCH_DIR=`pch_dir`; each shape's verdict, build log and normalized compiler errors."""
+    by_problem: dict[str, list[Shape]] = {}
+    for s in shapes_:
+        by_problem.setdefault(s.problem, []).append(s)
+    outcomes: dict[str, Outcome] = {}
+    scratch = results / "tmp"  # the candidates' tempfile.mkdtemp() directories, kept out of /tmp
+    scratch.mkdir(parents=True, exist_ok=True)
+    for problem, group in by_problem.items():
+        proc = run_cli("eval", "--problem", problem, "--target", target, "--results-dir", results, "--json",
+                       "--trials", "2", "--timing-budget", "0.2", "--build-workers", str(build_workers),
+                       *[s.path for s in group], env={"HARNESS_PCH_DIR": str(pch_dir), "TMPDIR": str(scratch)},
+                       timeout=timeout)
+        assert proc.returncode == 0, proc.stderr[-5000:]
+        rows = {Path(row["candidate"]).stem: row for row in json_lines(proc.stdout)}
+        assert set(rows) == {s.name for s in group}, proc.stdout
+        builds = build_directories(results)
+        for s in group:
+            row = rows[s.name]
+            directory = builds.get(s.path.read_text())
+            log = (directory / LOG_FILE).read_text(errors="replace") if directory else ""
+            done = directory / RESULT_FILE if directory else None
+            build_s = json.loads(done.read_text())["duration_s"] if done and done.is_file() else None
+            # A build that failed in the build child: its log has every line; one that failed in the
+            # evaluation child (built in __init__ or forward): the verdict's error has them.
+            errors = normalized_errors(final_attempt(log)) or normalized_errors(row.get("error") or "")
+            outcomes[s.name] = Outcome(row["status"], row.get("error") or "", log, errors, build_s)
+    return outcomes
+
+
+def build_directories(results: Path) -> dict[str, Path]:
+    """Every build directory (with its build.log) by the candidate source it built."""
+    found = {}
+    for directory in (results / "cache" / "builds").iterdir():
+        source = directory / CANDIDATE_FILE
+        if source.is_file() and (directory / LOG_FILE).is_file():
+            found[source.read_text()] = directory
+    return found
+
+
+def describe(plain: dict, outcome: Outcome) -> str:
+    return (f"plain torch: {plain['status']} {plain.get('error')} {plain['error_lines']}\n"
+            f"harness: {outcome.status} {outcome.error[:2000]}\n{outcome.error_lines}\n"
+            f"build log tail:\n{outcome.log[-3000:]}")
+
+
+def assert_plain_torch_gives_the_expected_verdict(shape: Shape, plain: dict) -> None:
+    assert plain["status"] == shape.expect, f"{shape.name}: {plain}"
+    assert plain["built"] == (shape.expect != "compile_error") or plain["status"] == "compile_error", plain
+    if shape.expect == "compile_error":
+        assert plain["error_lines"] or plain["error"], plain  # something says why
+
+
+def assert_same_outcome(shape: Shape, plain: dict, outcome: Outcome) -> None:
+    """Built by the harness iff built by plain torch; a failure with the same compiler lines; a build
+    with the fixture's verdict."""
+    why = f"{shape.name} ({shape.shape})\n" + describe(plain, outcome)
+    assert (outcome.status == "compile_error") == (plain["status"] == "compile_error"), why
+    if plain["status"] == "compile_error":
+        assert outcome.error_lines == plain["error_lines"], why
+    else:
+        assert outcome.status == shape.expect == plain["status"], why
+
+
+def assert_pch_used(shape: Shape, outcome: Outcome) -> None:
+    """A warm build read the precompiled header, and (unless the candidate's own code does not compile,
+    which costs a second attempt without it) did not need to build again without it."""
+    why = f"{shape.name}: build log tail:\n{outcome.log[-3000:]}"
+    assert PCH_USED in outcome.log, why
+    if shape.expect != "compile_error":
+        assert PCH_RETRY not in outcome.log, why
+
+
+def pch_files(pch_dir: Path) -> list[Path]:
+    return sorted(pch_dir.glob("*/torch/extension.h.gch")) if pch_dir.is_dir() else []
+
+
+def matrix_tests(target: str, flag_sets: int, build_workers: int = 2) -> dict:
+    """The matrix's fixtures and tests for one target; a test module takes them into its globals.
+    `flag_sets`: how many distinct C++ flag sets (so PCHs) the target's shapes use."""
+    import pytest
+
+    from harness.rules import check
+
+    all_shapes = shapes(target)
+    with_pch = [s for s in all_shapes if s.pch]
+
+    @pytest.fixture(scope="module")
+    def pch_dir(tmp_path_factory):
+        return tmp_path_factory.mktemp("pch")  # fresh: the cold run makes every PCH
+
+    @pytest.fixture(scope="module")
+    def plain():
+        return plain_torch(all_shapes)
+
+    @pytest.fixture(scope="module")
+    def cold(tmp_path_factory, pch_dir):
+        return harness_eval(all_shapes, target, tmp_path_factory.mktemp("cold"), pch_dir, build_workers)
+
+    @pytest.fixture(scope="module")
+    def cold_pchs(pch_dir, cold):
+        return {path: (path.stat().st_ino, path.stat().st_mtime_ns) for path in pch_files(pch_dir)}
+
+    @pytest.fixture(scope="module")
+    def warm(tmp_path_factory, pch_dir, cold_pchs):
+        # A new results directory, so everything builds again, with the PCHs the cold run made. Shapes
+        # whose builds cannot use a PCH would only repeat the cold run.
+        return harness_eval(with_pch, target, tmp_path_factory.mktemp("warm"), pch_dir, build_workers)
+
+    def test_the_matrix_has_every_verdict_and_passes_the_static_rules():
+        assert {"correct", "compile_error"} <= {s.expect for s in all_shapes}
+        for s in all_shapes:
+            assert check(s.path.read_text()).findings == (), s.name
+
+    @pytest.mark.parametrize("shape", all_shapes, ids=lambda s: s.name)
+    def test_plain_torch_gives_the_expected_verdict(shape, plain):
+        assert_plain_torch_gives_the_expected_verdict(shape, plain[shape.name])
+
+    @pytest.mark.parametrize("shape", all_shapes, ids=lambda s: s.name)
+    def test_cold_harness_matches_plain_torch(shape, plain, cold):
+        assert_same_outcome(shape, plain[shape.name], cold[shape.name])
+
+    def test_the_cold_run_made_one_pch_per_flag_set(cold_pchs):
+        assert len(cold_pchs) == flag_sets, [p.parent.parent.name for p in cold_pchs]
+
+    def test_the_warm_run_made_none(pch_dir, cold_pchs, warm):
+        assert {path: (path.stat().st_ino, path.stat().st_mtime_ns) for path in pch_files(pch_dir)} == cold_pchs
+        assert not list(pch_dir.glob(f"*/{PCH_FAILED}"))  # and retired none
+
+    @pytest.mark.parametrize("shape", with_pch, ids=lambda s: s.name)
+    def test_warm_harness_matches_plain_torch_and_uses_the_pch(shape, plain, warm):
+        assert_same_outcome(shape, plain[shape.name], warm[shape.name])
+        assert_pch_used(shape, warm[shape.name])
+
+    return {name: value for name, value in locals().items()
+            if name in ("pch_dir", "plain", "cold", "cold_pchs", "warm") or name.startswith("test_")}
+
+
+def pch_note(outcome: Outcome) -> str:
+    if PCH_RETRY in outcome.log:
+        return "pch+retry"
+    return "pch" if PCH_USED in outcome.log else "-"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tests.shapes cpu|cuda`: the matrix as a table (plain torch, harness cold, harness warm)."""
+    import sys
+    import tempfile
+    import time
+
+    target = (argv or sys.argv[1:] or ["cpu"])[0]
+    todo = shapes(target)
+    with tempfile.TemporaryDirectory(prefix="shapes-") as tmp:
+        root = Path(tmp)
+        started = time.monotonic()
+        plain = plain_torch(todo)
+        marks = [time.monotonic()]
+        cold = harness_eval(todo, target, root / "cold", root / "pch")
+        marks.append(time.monotonic())
+        warm = harness_eval([s for s in todo if s.pch], target, root / "warm", root / "pch")
+        marks.append(time.monotonic())
+    print(f"plain torch {marks[0] - started:.0f} s, harness cold {marks[1] - marks[0]:.0f} s, "
+          f"warm {marks[2] - marks[1]:.0f} s")
+    print("| shape | expect | plain torch | harness cold (build s) | harness warm (build s) |")
+    print("| --- | --- | --- | --- | --- |")
+    for s in todo:
+        cells = []
+        for outcome in (cold.get(s.name), warm.get(s.name)):
+            if outcome is None:
+                cells.append("(no PCH: not run)")
+                continue
+            seconds = f"{outcome.build_s:.0f} s" if outcome.build_s is not None else "?"
+            cells.append(f"{outcome.status} ({seconds}, {pch_note(outcome)})")
+        print(f"| {s.name} | {s.expect} | {plain[s.name]['status']} | {cells[0]} | {cells[1]} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
