@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import importlib.metadata
 import itertools
@@ -24,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Literal
 
-from .isolation import child_env, run_child, tail, write_atomic
+from .isolation import CANDIDATE_STARTS, HARNESS_FAILED, child_env, run_child, tail, write_atomic
 from .types import BuildResult, Candidate, DeviceInfo
 
 BUILD_PROTOCOL = 2  # 2: a PCH keyed by torch's own flags, with the header beside it; harness_error
@@ -39,6 +40,7 @@ NO_GPU_HINT = (
 )
 
 
+@functools.lru_cache(maxsize=1)
 def torch_version() -> str:
     try:
         return importlib.metadata.version("torch")
@@ -46,6 +48,7 @@ def torch_version() -> str:
         return "none"
 
 
+@functools.lru_cache(maxsize=1)
 def harness_version() -> str:
     try:
         return importlib.metadata.version("kernel-harness")
@@ -140,8 +143,6 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
           max_jobs: int = 2, force: bool = False) -> BuildResult:
     """Build `candidate` (import it once) unless the same key was built before, here or elsewhere;
     `force` builds again from an empty directory."""
-    from .worker import CANDIDATE_STARTS, HARNESS_FAILED
-
     key = build_sha256(candidate, device)
     directory = (cache_dir / "builds" / key[:32]).resolve()
     directory.mkdir(parents=True, exist_ok=True)

@@ -21,10 +21,9 @@ from .build import BUILD_PROTOCOL, build, build_sha256, extension_env, harness_v
 from . import gpu_load
 from .config import Settings
 from .integrity import plausibility_flags
-from .isolation import ChildOutcome, EvalChild, child_env, kill_all, tail
+from .isolation import CANDIDATE_STARTS, ChildOutcome, EvalChild, child_env, kill_all, tail
 from .types import (HARNESS_ERROR, Baseline, BuildResult, Candidate, DeviceInfo, EvalResult, Peaks, Problem,
                     WorkerReport, WorkerSpec, merge_flags)
-from .worker import CANDIDATE_STARTS
 
 
 @dataclass(frozen=True)
@@ -73,15 +72,15 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
         contention.after()
         log = (child.work / "eval.log").read_text(errors="replace")
         report_path = child.work / "report.json"
-        # Before the candidate's code ran, nothing that happened is the candidate's doing.
-        blame = "runtime_error" if CANDIDATE_STARTS in log else HARNESS_ERROR
+        started = CANDIDATE_STARTS in log  # before the candidate's code ran, nothing is the candidate's doing
         if outcome.timed_out:
-            return result_for(job, device, settings.dtype, status="timeout" if blame != HARNESS_ERROR else blame,
+            return result_for(job, device, settings.dtype, status="timeout" if started else HARNESS_ERROR,
                               build=build,
                               error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
         if not report_path.is_file():
-            what = "harness error: the evaluation " if blame == HARNESS_ERROR else ""
-            return result_for(job, device, settings.dtype, status=blame, build=build,
+            what = "" if started else "harness error: the evaluation "
+            return result_for(job, device, settings.dtype, status="runtime_error" if started else HARNESS_ERROR,
+                              build=build,
                               error=f"{what}{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
         report = WorkerReport.model_validate_json(report_path.read_text())
     finally:

@@ -6,7 +6,8 @@ what the worker measured. Never imports torch.
                        true upper bound, on a CPU never a peak measured under load: cpu_ceiling.py)
   reference_slowed     the reference ran slower beside the candidate than in a clean process (not raised on a
                        result the worker flagged `contended`: other processes explain it as well)
-  contended            (from the worker, cpu) other processes used the cores while it was timed (cpu_load.py)
+  contended            other processes used the device while it was timed: the cores (the worker, cpu_load.py)
+                       or the GPU (the parent, gpu_load.py)
   hidden_work          (from the worker) the wall clock saw work the CUDA events did not
 
 These flags exclude a result from fast_p, the geometric mean and "best" (types.EXCLUDING_FLAGS).

@@ -18,6 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+# Printed by a child (harness.worker) just before the candidate's code first runs: what fails before it is
+# the harness's or the machine's doing, never the candidate's (harness_error).
+CANDIDATE_STARTS = "harness: the candidate's code starts here"
+HARNESS_FAILED = 3  # the build child's exit status when the harness itself failed after the candidate's import
 # Environment variables whose names match are never passed to a child (API keys, tokens, ...).
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)

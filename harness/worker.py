@@ -24,12 +24,10 @@ from pathlib import Path
 
 from . import cpu_load
 from .build import NO_GPU_HINT, import_candidate, install_extension_loader, is_build_failure, write_manifest
-from .isolation import write_atomic
+from .isolation import CANDIDATE_STARTS, HARNESS_FAILED, write_atomic
 from .types import HARNESS_ERROR, CheckResult, WorkerReport, WorkerSpec
 
 _clock = time.perf_counter  # bound before any candidate code runs: stage times cannot be patched
-CANDIDATE_STARTS = "harness: the candidate's code starts here"
-HARNESS_FAILED = 3  # the build child's exit status when the harness itself failed after the candidate's import
 
 
 def candidate_starts() -> None:
