@@ -5,7 +5,8 @@ what the worker measured. Never imports torch.
   faster_than_light    faster than the problem's bytes and FLOPs allow on this device (roofline.ceiling_ms: a
                        true upper bound, on a CPU never a peak measured under load: cpu_ceiling.py)
   reference_slowed     the reference ran slower beside the candidate than in a clean process (not raised on a
-                       result the worker flagged `contended`: other processes explain it as well)
+                       result the worker flagged `contended`: other processes explain it as well; the
+                       executor evaluates such a result again and keeps the second verdict)
   contended            other processes used the device while it was timed: the cores (the worker, cpu_load.py)
                        or the GPU (the parent, gpu_load.py)
   hidden_work          (from the worker) the wall clock saw work the CUDA events did not

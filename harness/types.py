@@ -168,7 +168,8 @@ class EvalResult(Frozen):
     stages: dict[str, float] = Field(default_factory=dict, description="Seconds per stage: build, queue (built, "
                                      "waiting for a device), eval (from hand-off to the child until it exited), and "
                                      "within eval as the child measured it: setup, check, time; on the cpu target "
-                                     "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: cpu_load.py)")
+                                     "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: cpu_load.py); "
+                                     "slowed_eval: a first evaluation whose reference looked slowed, done again")
     cached: bool = Field(default=False, description="Served from the store instead of re-evaluated")
 
     @property
