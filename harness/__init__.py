@@ -1,16 +1,24 @@
 """kernel-harness: evaluate custom kernels against PyTorch references, honestly and fast."""
 
-from .api import Evaluator, aevaluate_sources, evaluate_sources
-from .config import Settings, load_settings
-from .device import discover
-from .executor import Job
-from .problems import ProblemError, resolve, select
-from .report import leaderboard
-from .runner import evaluate
-from .static import candidate_from_source, load_candidate
-from .store import Store
-from .types import (
-    BuildResult, Candidate, CheckResult, DeviceInfo, EvalResult, Problem, Status, Target, Timing,
+from harness.api import Evaluator, aevaluate_sources, evaluate_sources
+from harness.config import Settings, load_settings
+from harness.device import discover
+from harness.eval.candidate import candidate_from_source, load_candidate
+from harness.eval.pipeline import evaluate
+from harness.eval.scheduler import Job
+from harness.problems.index import ProblemError, resolve, select
+from harness.report.leaderboard import leaderboard
+from harness.store import Store
+from harness.types import (
+    BuildResult,
+    Candidate,
+    CheckResult,
+    DeviceInfo,
+    EvalResult,
+    Problem,
+    Status,
+    Target,
+    Timing,
 )
 
 __all__ = [

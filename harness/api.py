@@ -19,14 +19,14 @@ import threading
 from pathlib import Path
 from typing import Iterable, Union
 
-from .config import Settings, load_settings
-from .device import discover
-from .executor import Job
-from .problems import resolve
-from .runner import default_run_name, evaluate
-from .static import candidate_from_source
-from .store import Store
-from .types import EvalResult, Problem, Target
+from harness.config import Settings, load_settings
+from harness.device import discover
+from harness.eval.candidate import candidate_from_source
+from harness.eval.pipeline import default_run_name, evaluate
+from harness.eval.scheduler import Job
+from harness.problems.index import resolve
+from harness.store import Store
+from harness.types import EvalResult, Problem, Target
 
 ProblemRef = Union[str, Path, Problem]  # an id (level1/relu), a path to a problem file, or a Problem
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from .types import Frozen, TimingSettings
+from harness.types import Frozen, TimingSettings
 
 
 class Settings(Frozen):

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .types import DeviceInfo, Target
+from harness.types import DeviceInfo, Target
 
 
 class DeviceError(RuntimeError):

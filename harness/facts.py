@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .device import cpu_name, cpuinfo
-from .isolation import child_env
-from .types import DeviceInfo, TargetFacts
+from harness.device import cpu_name, cpuinfo
+from harness.process import child_env
+from harness.types import DeviceInfo, TargetFacts
 
 # Datasheet peaks (dense, no sparsity): memory bandwidth in GB/s and TFLOP/s per dtype. Matched by
 # substring of the name torch reports, most specific first. Unknown GPUs simply get no peaks.

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .types import PROTOCOL_VERSION, Baseline, Completion, CompletionRequest, EvalResult, Peaks, Usage
+from harness.types import (
+    PROTOCOL_VERSION,
+    Baseline,
+    Completion,
+    CompletionRequest,
+    EvalResult,
+    Peaks,
+    Usage,
+)
 
 # (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
 BaselineKey = tuple[str, str, str, str, str, int, str]

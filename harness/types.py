@@ -30,7 +30,7 @@ BuildStatus = Literal["ok", "compile_error", "timeout", "harness_error"]
 
 # Flags that say a correct result's speed cannot be trusted (contended: another process used the device
 # while it was timed): such a result never counts in fast_p, the
-# geometric mean or "best" (see harness/integrity.py). Other flags (noisy_timing, torch_ops) inform.
+# geometric mean or "best" (see harness/eval/plausibility.py). Other flags (noisy_timing, torch_ops) inform.
 EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work",
                              "contended"})
 
@@ -135,7 +135,8 @@ class WorkerReport(Frozen):
     runtime: Timing | None = Field(default=None, description="Candidate timing, if correct")
     ref_runtime: Timing | None = Field(default=None, description="Reference timing, measured interleaved")
     error: str | None = Field(default=None, description="Error message, or None")
-    flags: tuple[str, ...] = Field(default=(), description="Warnings about the measurement")
+    converged: bool = Field(default=True, description="The timing reached its target precision before its budget "
+                                                       "ran out (False: the parent flags noisy_timing)")
     device_name: str = Field(description="Device name as torch reports it")
     torch_version: str = Field(description="torch.__version__ in the child")
     stages: dict[str, float] = Field(default_factory=dict, description="Seconds spent in setup, check, time; cpu: "

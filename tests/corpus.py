@@ -19,10 +19,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import problems as problem_index
 from harness.config import load_settings
 from harness.device import discover
-from harness.runner import candidate_jobs, evaluate
+from harness.eval.pipeline import candidate_jobs, evaluate
+from harness.problems import index as problem_index
 from harness.store import Store
 from harness.types import EvalResult
 
@@ -127,7 +127,7 @@ def corpus_tests(target: str) -> dict:
     """The verifier's fixtures and tests for one target; a test module takes them into its globals."""
     import pytest
 
-    from harness.rules import check
+    from harness.eval.rules import check
 
     entries = exploits(target)
     correct, wrong = folder("correct", target), folder("wrong", target)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import torch
 
-from harness.build import import_candidate, install_extension_loader
-from harness.worker import import_problem
+from harness.child.common import import_problem
+from harness.child.loader import import_candidate, install_extension_loader
 
 
 def timed(fn, args, device, runs=20):

@@ -6,7 +6,7 @@ runs the candidate in a fresh interpreter, in a fresh temporary working director
 TORCH_EXTENSIONS_DIR, as a user of torch would: import it (its load_inline / load calls build there),
 construct ModelNew(*get_init_inputs()) and Model likewise from the same seed, run ModelNew then Model
 once on get_inputs(), and compare with torch.allclose at the problem's tolerances (fp32 1e-4 by default,
-as harness/check.py). It prints one JSON object:
+as harness/child/check.py). It prints one JSON object:
 
   built        no load_inline / load call raised (at import, in __init__ or in forward)
   status       correct | incorrect | compile_error (a build, or the import, failed) | runtime_error
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_TOLERANCE = 1e-4  # fp32, as harness/check.py's DEFAULT_TOLERANCE
+DEFAULT_TOLERANCE = 1e-4  # fp32, as harness/child/check.py's DEFAULT_TOLERANCE
 HEADER = re.compile(r"^# (shape|problem|expect|pch): (.+)$", re.MULTILINE)
 _ERROR = re.compile(r"(?<![\w-])error:")
 _PATH = re.compile(r"(?:/[^\s:/'\"]+)+/(?=[^\s:/'\"]+)")

@@ -18,14 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.build import (
-    CANDIDATE_FILE,
-    LOG_FILE,
-    PCH_RETRY,
-    RESULT_FILE,
-    final_attempt,
-)
-from harness.pch import PCH_FAILED
+from harness.child.pch import PCH_FAILED
+from harness.eval.build import final_attempt
+from harness.process import CANDIDATE_FILE, LOG_FILE, PCH_RETRY, RESULT_FILE
 from tests.conftest import SOLUTIONS, json_lines, run_cli
 from tests.plain_torch import header, normalized_errors, truth
 
@@ -153,7 +148,7 @@ def matrix_tests(target: str, flag_sets: int, build_workers: int = 2) -> dict:
     `flag_sets`: how many distinct C++ flag sets (so PCHs) the target's shapes use."""
     import pytest
 
-    from harness.rules import check
+    from harness.eval.rules import check
 
     all_shapes = shapes(target)
     with_pch = [s for s in all_shapes if s.pch]

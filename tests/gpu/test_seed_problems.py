@@ -4,10 +4,10 @@ import pytest
 
 from harness.config import load_settings
 from harness.device import discover, visible_gpus
-from harness.executor import Job
-from harness.problems import resolve
-from harness.runner import evaluate
-from harness.static import load_candidate
+from harness.eval.candidate import load_candidate
+from harness.eval.pipeline import evaluate
+from harness.eval.scheduler import Job
+from harness.problems.index import resolve
 from harness.store import Store
 from tests.conftest import REPO, SOLUTIONS
 

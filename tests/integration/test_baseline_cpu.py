@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from harness.cpu_load import CONTENDED_SHARE
+from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from tests.conftest import REPO, run_cli
 
 KINDS = ("eager", "compile", "compile-max-autotune")

@@ -3,17 +3,17 @@ import json
 import subprocess
 import sys
 
-from harness.build import build
 from harness.device import discover
-from harness.static import load_candidate
+from harness.eval.build import build
+from harness.eval.candidate import load_candidate
 from tests.conftest import REPO, SOLUTIONS
 
 BUILD_IN_CHILD = """
 import sys
 from pathlib import Path
-from harness.build import build
+from harness.eval.build import build
 from harness.device import discover
-from harness.static import load_candidate
+from harness.eval.candidate import load_candidate
 print(build(load_candidate(sys.argv[1]), discover("cpu"), Path(sys.argv[2]), timeout_s=900).model_dump_json())
 """
 

@@ -5,16 +5,16 @@ from pathlib import Path
 
 import pytest
 
-import harness.build
-import harness.executor
-from harness.build import BUILD_PROTOCOL, build
+import harness.eval.build
+import harness.eval.scheduler
 from harness.config import load_settings
 from harness.device import discover
-from harness.executor import Job
-from harness.problems import resolve
-from harness.report import leaderboard
-from harness.runner import evaluate
-from harness.static import candidate_from_source
+from harness.eval.build import BUILD_PROTOCOL, build
+from harness.eval.candidate import candidate_from_source
+from harness.eval.pipeline import evaluate
+from harness.eval.scheduler import Job
+from harness.problems.index import resolve
+from harness.report.leaderboard import leaderboard
 from harness.store import Store
 from tests.conftest import FIXTURES
 
@@ -114,7 +114,7 @@ def with_env(original, **extra):
 
 
 def test_a_build_child_that_cannot_start_is_a_harness_error(settings, source, monkeypatch):
-    monkeypatch.setattr(harness.build, "build_env", with_env(harness.build.build_env, PYTHONHOME="/nonexistent"))
+    monkeypatch.setattr(harness.eval.build, "build_env", with_env(harness.eval.build.build_env, PYTHONHOME="/nonexistent"))
     faulty, _ = evaluate_sources(settings, [source], "build-child")
     assert faulty[0].build.status == "harness_error"
     monkeypatch.undo()
@@ -122,7 +122,7 @@ def test_a_build_child_that_cannot_start_is_a_harness_error(settings, source, mo
 
 
 def test_an_evaluation_child_that_cannot_start_is_a_harness_error(settings, source, monkeypatch):
-    monkeypatch.setattr(harness.executor, "eval_env", with_env(harness.executor.eval_env, PYTHONHOME="/nonexistent"))
+    monkeypatch.setattr(harness.eval.scheduler, "eval_env", with_env(harness.eval.scheduler.eval_env, PYTHONHOME="/nonexistent"))
     faulty, _ = evaluate_sources(settings, [source], "eval-child")
     assert faulty[0].build.status == "ok"
     monkeypatch.undo()
@@ -137,7 +137,7 @@ def test_an_exception_in_harness_code_is_that_job_s_harness_error_and_the_run_go
         if len(calls) == 1:
             raise ZeroDivisionError("a bug in the harness")
         return []
-    monkeypatch.setattr(harness.executor, "plausibility_flags", broken_once)
+    monkeypatch.setattr(harness.eval.scheduler, "plausibility_flags", broken_once)
     other = source.replace("fault_relu", "fault_relu_twin")
     faulty, _ = evaluate_sources(settings, [source, other], "bug")
     assert [r.status for r in faulty] == ["harness_error", "correct"]
@@ -195,7 +195,7 @@ def test_a_broken_precompiled_header_never_fails_a_build(tmp_path, monkeypatch):
     import torch
     import torch.utils.cpp_extension as cpp_ext
 
-    from harness import pch
+    from harness.child import pch
 
     monkeypatch.setenv(pch.PCH_DIR_ENV, str(tmp_path / "pch"))
     arguments = {"cpp_sources": "x", "extra_cflags": ["-O1"]}
@@ -212,5 +212,5 @@ def test_a_broken_precompiled_header_never_fails_a_build(tmp_path, monkeypatch):
     result = build(candidate, discover("cpu"), tmp_path / "cache", timeout_s=600)
     assert result.status == "ok", result.log[-3000:]
     harness_lines = [line for line in result.log.splitlines() if line.startswith("harness:")]
-    assert harness.build.PCH_RETRY in harness_lines, harness_lines
+    assert harness.process.PCH_RETRY in harness_lines, harness_lines
     assert (directory / pch.PCH_FAILED).is_file()

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from harness.llm import OpenAIProvider, ProviderError, RetryPolicy
+from harness.llm.providers import OpenAIProvider, ProviderError, RetryPolicy
 from harness.types import CompletionRequest, Problem, Sampling
 from tests.openai_server import FakeOpenAI, Reply
 

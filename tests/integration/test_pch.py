@@ -6,10 +6,10 @@ import pytest
 import torch
 from torch.utils.cpp_extension import _import_module_from_library
 
-from harness.build import build
+from harness.child.pch import PCH_FAILED, PCH_FILE
 from harness.device import discover
-from harness.pch import PCH_FAILED, PCH_FILE
-from harness.static import candidate_from_source
+from harness.eval.build import build
+from harness.eval.candidate import candidate_from_source
 
 CANDIDATE = '''
 import torch.nn as nn

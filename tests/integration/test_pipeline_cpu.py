@@ -7,9 +7,9 @@ import pytest
 from harness.api import Evaluator
 from harness.config import load_settings
 from harness.device import discover
-from harness.executor import Job, run_jobs
-from harness.problems import ProblemError, resolve
-from harness.static import candidate_from_source
+from harness.eval.candidate import candidate_from_source
+from harness.eval.scheduler import Job, run_jobs
+from harness.problems.index import ProblemError, resolve
 from tests.conftest import FIXTURES, SOLUTIONS
 
 PROBLEM = FIXTURES / "problems" / "relu.py"

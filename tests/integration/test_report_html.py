@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report_html import fmt_pct, fmt_x, render_html
+from harness.report.html import fmt_pct, fmt_x, render_html
 from tests.conftest import REPO
 from tests.unit.test_report_html import (
     BROKEN_RUN,

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from harness import problems
+from harness.problems import index as problems
 from tests.conftest import REPO, run_cli
 
 

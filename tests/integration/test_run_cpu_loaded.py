@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import sys
 
-from harness.cpu_load import CONTENDED_SHARE
+from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from tests.conftest import run_cli
 from tests.integration.test_run_cpu import check_reference_board
 

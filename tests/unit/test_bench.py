@@ -2,10 +2,10 @@
 import ast
 import re
 
-from harness.bench import Measurement, batch
-from harness.cli_bench import speedups
-from harness.rules import check
-from harness.static import precheck
+from harness.cli.bench import speedups
+from harness.eval.bench import Measurement, batch
+from harness.eval.candidate import precheck
+from harness.eval.rules import check
 from harness.types import EvalResult
 
 

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from harness.check import compare, same_values, tolerances
+from harness.child.check import compare, same_values, tolerances
 
 
 def test_identical_outputs_pass():
@@ -77,7 +77,7 @@ def test_half_precision_defaults_are_looser():
 
 
 def test_large_tensors_are_compared_in_chunks(monkeypatch):
-    import harness.check as check
+    import harness.child.check as check
     monkeypatch.setattr(check, "CHUNK", 7)
     ref = torch.arange(100, dtype=torch.float32)
     out = ref.clone()

@@ -1,7 +1,7 @@
 """The command line without builds: problem listing, bad input, empty stores."""
 import json
 
-from harness.cli import main
+from harness.cli.main import main
 from tests.conftest import FIXTURES, REPO, run_cli
 
 

@@ -1,8 +1,8 @@
 """The CPU's ceiling for faster_than_light: the cores' theoretical peak, and the fastest uncontended copy."""
 import pytest
 
-from harness import roofline
-from harness.cpu_ceiling import (
+from harness.eval import roofline
+from harness.eval.cpu_ceiling import (
     CPU_HEADROOM,
     MAX_CLOCK_GHZ,
     ceiling_bandwidth_gbs,
@@ -10,7 +10,7 @@ from harness.cpu_ceiling import (
     needs_measuring,
     theoretical_tflops,
 )
-from harness.integrity import plausibility_flags
+from harness.eval.plausibility import plausibility_flags
 from harness.types import Baseline, DeviceInfo, Peaks, Timing, WorkerReport
 
 # /proc/cpuinfo as these machines print it (one processor shown; flags trimmed to what matters)
@@ -131,9 +131,9 @@ def timing(ms):
     return Timing(median_ms=ms, mean_ms=ms, std_ms=0.0, min_ms=ms, n=10, rse=0.0)
 
 
-def correct(cand_ms, ref_ms, flags=()):
+def correct(cand_ms, ref_ms, cpu_foreign=0.0):
     return WorkerReport(status="correct", runtime=timing(cand_ms), ref_runtime=timing(ref_ms), device_name="cpu",
-                        torch_version="t", flags=flags)
+                        torch_version="t", stages={"cpu_foreign": cpu_foreign})
 
 
 def ftl(rep, baseline, peaks):
@@ -170,4 +170,4 @@ def test_without_proc_the_ceiling_stays_the_measured_peaks_with_headroom(monkeyp
 def test_a_contended_result_is_not_accused_of_slowing_the_reference():
     clean = Baseline(timing=timing(1.5))
     assert ftl(correct(1.0, 3.0), clean, None) == ["reference_slowed"]
-    assert ftl(correct(1.0, 3.0, flags=("contended",)), clean, None) == []
+    assert ftl(correct(1.0, 3.0, cpu_foreign=0.3), clean, None) == ["contended"]

@@ -1,4 +1,4 @@
-from harness.extract import extract, fenced_blocks, strip_thinking
+from harness.llm.extract import extract, fenced_blocks, strip_thinking
 
 FINAL = "import torch.nn as nn\n\nclass ModelNew(nn.Module):\n    pass\n"
 DRAFT = "class ModelNew:  # draft\n    x = 1\n"

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.gate import MARK_MEMORY_GB, assess, uncommented_overrides
-from harness.problems import parse_problem
+from harness.problems.gate import MARK_MEMORY_GB, assess, uncommented_overrides
+from harness.problems.index import parse_problem
 
 BODY = '''
 import torch

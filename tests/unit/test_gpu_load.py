@@ -1,4 +1,4 @@
-"""The GPU contention check (harness/gpu_load.py): its decisions, with a fake pynvml at the NVML boundary and
+"""The GPU contention check (harness/eval/gpu_load.py): its decisions, with a fake pynvml at the NVML boundary and
 a scripted GPU (who holds a context, who computes when), on a fake clock: no GPU, no real waiting."""
 import math
 import os
@@ -11,9 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import gpu_load, isolation
+from harness import process as isolation
 from harness.config import load_settings
-from harness.gpu_load import CONTENDED, Check, NvidiaSmi, Nvml, Owners, Watch
+from harness.eval import gpu_load
+from harness.eval.gpu_load import CONTENDED, Check, NvidiaSmi, Nvml, Owners, Watch
 from harness.types import DeviceInfo
 
 OURS = 4_200_001     # PIDs above the kernel's limit (2^22) never exist here: scripted processes only
@@ -66,7 +67,7 @@ class World:
 
 
 class FakeNvml:
-    """What harness.gpu_load uses of pynvml, answering from a World."""
+    """What harness.eval.gpu_load uses of pynvml, answering from a World."""
 
     NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_FOUND = 0, 3, 6
 
@@ -338,6 +339,6 @@ def test_the_wait_is_a_setting_and_an_option(monkeypatch):
     assert load_settings().contention_wait_s == 0.0
     with pytest.raises(ValueError):
         load_settings(contention_wait_s=-1)
-    from harness.cli import build_parser
+    from harness.cli.main import build_parser
     args = build_parser().parse_args(["eval", "--problem", "p", "--contention-wait", "7", "c.py"])
     assert args.contention_wait == 7.0

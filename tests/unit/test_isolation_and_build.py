@@ -1,6 +1,6 @@
-from harness.build import build_sha256, log_excerpt, summarize_failure
-from harness.isolation import child_env
-from harness.static import candidate_from_source
+from harness.eval.build import build_sha256, log_excerpt, summarize_failure
+from harness.eval.candidate import candidate_from_source
+from harness.process import child_env
 from harness.types import DeviceInfo
 
 

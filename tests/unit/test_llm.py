@@ -1,7 +1,7 @@
 import email.utils
 import time
 
-from harness.llm import RetryPolicy, redact_url, retry_after_s
+from harness.llm.providers import RetryPolicy, redact_url, retry_after_s
 from harness.types import CompletionRequest, Sampling
 
 

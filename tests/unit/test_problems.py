@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from harness import problems
-from harness.problems import ProblemError, parse_problem
+from harness.problems import index as problems
+from harness.problems.index import ProblemError, parse_problem
 from tests.conftest import FIXTURES, REPO
 
 ROOT = REPO / "problems"
@@ -34,7 +34,7 @@ def test_seed_problem_definitions_are_exact():
 def test_indexing_does_not_import_torch(tmp_path):
     import subprocess
     import sys
-    code = "import sys; from harness import problems; problems.index(); print('torch' in sys.modules)"
+    code = "import sys; from harness.problems import index; index.index(); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout
     assert out.strip() == "False"
 

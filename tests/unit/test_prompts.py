@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import problems
-from harness.prompts import DEFAULT_DIR, PromptError, Prompts
+from harness.llm.prompts import DEFAULT_DIR, PromptError, Prompts
+from harness.problems import index as problems
 from harness.types import BuildResult, CheckResult, EvalResult, TargetFacts, Timing
 from tests.conftest import REPO
 

@@ -3,7 +3,7 @@ import math
 import pytest
 from rich.console import Console
 
-from harness.report import leaderboard, render
+from harness.report.leaderboard import leaderboard, render
 from harness.types import BuildResult, EvalResult, Timing
 
 
@@ -78,7 +78,7 @@ def timing(ms):
 
 
 def test_speedup_over_compile_and_share_of_the_speed_of_light_come_from_the_stored_context():
-    from harness.report import ProblemContext
+    from harness.report.leaderboard import ProblemContext
     from harness.types import Baseline, Peaks
     result = ev("a", "correct", 3.0).model_copy(update={"runtime": timing(2.0)})
     ctx = ProblemContext(
@@ -97,7 +97,7 @@ def test_speedup_over_compile_and_share_of_the_speed_of_light_come_from_the_stor
 
 
 def test_runs_side_by_side_with_tokens_cost_and_csv():
-    from harness.report import render_runs, summary_record, to_csv
+    from harness.report.leaderboard import render_runs, summary_record, to_csv
     from harness.store import RunUsage
     usage = RunUsage(requests=2, prompt_tokens=1_000_000, completion_tokens=500_000)
     a = leaderboard("gpt", RESULTS, model="gpt-x", usage=usage, prices=(1.0, 4.0)).summary

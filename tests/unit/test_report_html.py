@@ -6,7 +6,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from harness.report import (
+from harness.report.html import fastp_curve, fmt_pct, render_html
+from harness.report.leaderboard import (
     FlaggedRow,
     Funnel,
     Leaderboard,
@@ -15,7 +16,6 @@ from harness.report import (
     Summary,
     leaderboard,
 )
-from harness.report_html import fastp_curve, fmt_pct, render_html
 from harness.store import RunUsage
 from harness.types import Baseline, BuildResult, EvalResult, Peaks, Timing
 

@@ -1,7 +1,7 @@
 """Speed of light: lower-bound times from bytes and FLOPs at measured or datasheet peaks."""
 import pytest
 
-from harness.roofline import bound_ms, ceiling_ms, sol_ms
+from harness.eval.roofline import bound_ms, ceiling_ms, sol_ms
 from harness.types import Baseline, DeviceInfo, Peaks
 
 H100 = DeviceInfo(target="cuda", name="NVIDIA H100 80GB HBM3", index=0)

@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from harness.rules import RULES, check
+from harness.eval.rules import RULES, check
 
 HEADER = """
 import torch

@@ -1,4 +1,4 @@
-from harness.static import candidate_from_source, precheck
+from harness.eval.candidate import candidate_from_source, precheck
 
 
 def test_model_new_class_passes():

@@ -2,7 +2,7 @@ import sqlite3
 
 import pytest
 
-from harness.build import BUILD_PROTOCOL
+from harness.eval.build import BUILD_PROTOCOL
 from harness.store import Store, StoreError
 from harness.types import BuildResult, EvalResult, Timing
 

@@ -3,7 +3,7 @@ import statistics
 
 import pytest
 
-from harness.timing import Sample, Side, summarize, time_interleaved
+from harness.child.timing import Sample, Side, summarize, time_interleaved
 from harness.types import TimingSettings
 
 

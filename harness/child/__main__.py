@@ -1,0 +1,36 @@
+"""The one entry of every child process: `python -m harness.child JOB ARG`.
+
+  build DIR        import DIR/candidate.py once, building its extensions (loader.py)
+  serve TARGET     started ahead of need: import torch, ready the device, then read one WorkerSpec (a JSON
+                   line) from stdin, check the built candidate against the reference and time both
+                   (evaluate.py)
+  gate SPEC        observe problem files for the quality gate (gate.py)
+  baseline SPEC    time references in clean processes, and the device's peaks (baseline.py)
+
+Only this package imports torch; the parent starts it and reads what it writes.
+"""
+
+import sys
+
+USAGE = __doc__
+
+
+def main(argv: list[str]) -> int:
+    job, args = (argv[0], argv[1:]) if argv else ("", [])
+    if job == "build" and len(args) == 1:
+        from harness.child.loader import main as run
+        return run(argv)
+    if job == "serve" and len(args) == 1:
+        from harness.child.evaluate import main as run
+        return run(argv)
+    if job == "gate" and len(args) == 1:
+        from harness.child.gate import main as run
+        return run(args)
+    if job == "baseline" and len(args) == 1:
+        from harness.child.baseline import main as run
+        return run(args)
+    print(USAGE, file=sys.stderr)
+    return 2
+
+
+sys.exit(main(sys.argv[1:]))

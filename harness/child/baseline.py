@@ -1,0 +1,169 @@
+"""The baseline child: measures what candidates are compared against, in a process no candidate touched.
+
+  python -m harness.child.baseline SPEC.json
+
+Two jobs (SPEC's "mode"):
+  baselines  for each problem, the eager reference and its torch.compile modes, timed interleaved with
+             the evaluation protocol (fresh inputs per call, caches flushed), plus the problem's bytes
+             and FLOPs from a meta-device forward
+  peaks      the device's peaks: memory bandwidth from a large copy, FLOP/s from a large GEMM per dtype
+  copy       only the copy (a cpu measurement taken again while the earlier ones were contended)
+
+Results are JSON lines for isolation.run_each: {"start": id}, then {"id": id, ...}.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+import torch
+
+from harness.child import observe as cpu_load
+from harness.child.check import compare, tolerances
+from harness.child.common import (
+    construct,
+    describe,
+    import_problem,
+    seeded_inputs,
+    target_device,
+    timed_side,
+    trial_seed,
+)
+from harness.child.gate import Stage, static_observation
+from harness.child.timing import Side, summarize, time_interleaved
+from harness.process import append_line
+from harness.types import BASELINE_KINDS, Baseline, BaselineSpec, Peaks
+
+PEAK_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+COPY_BYTES = {"cuda": 1 << 30, "cpu": 256 << 20}   # far beyond any cache
+GEMM_MIN_MS = {"cuda": 20.0, "cpu": 100.0}           # grow the GEMM until one call takes this long
+GEMM_MAX_N = {"cuda": 16384, "cpu": 4096}
+PEAK_RUNS = 10
+
+
+def problem_costs(problem, dtype) -> dict:
+    """Bytes of inputs, parameters and outputs and FLOPs of one forward, on the meta device (no memory)."""
+    try:
+        obs = static_observation(problem, dtype)
+    except Stage:
+        return {}
+    if "meta_error" in obs:
+        return {}
+    return {"bytes_moved": obs["input_bytes"] + obs["param_bytes"] + obs["output_bytes"],
+            "flops": obs.get("flops") or None}
+
+
+def measure_problem(item: dict, spec: BaselineSpec, device, timer, sync) -> dict[str, Baseline]:
+    """Every requested kind of this problem's reference, timed interleaved; a kind that fails says why."""
+    dtype = getattr(torch, spec.dtype)
+    problem = import_problem(item["path"])
+    costs = problem_costs(problem, dtype)  # a meta-device forward: no memory, any size
+    init = problem.get_init_inputs()
+    init_seed = trial_seed(spec.seed, "init")
+    atol, rtol = tolerances(dtype, item.get("atol"), item.get("rtol"))
+    failed: dict[str, str] = {}
+    with torch.no_grad():
+        models = {"eager": construct(problem.Model, init, device, dtype, init_seed)}
+        compile_kinds = [k for k in item["kinds"] if BASELINE_KINDS[k]]
+        if compile_kinds:
+            check_inputs = seeded_inputs(problem, device, dtype, spec.seed, "compile-check")
+            expected = models["eager"](*check_inputs)
+        for kind in compile_kinds:
+            mode = BASELINE_KINDS[kind]
+            try:
+                compiled = torch.compile(construct(problem.Model, init, device, dtype, init_seed), mode=mode)
+                out = compiled(*check_inputs)  # the first call compiles, outside any timing
+                sync()
+            except Exception as exc:  # noqa: BLE001 - a baseline that fails is recorded, not fatal
+                traceback.print_exc()
+                failed[kind] = f"torch.compile (mode={mode}) failed: {describe(exc)}"
+                continue
+            result = compare(out, expected, atol, rtol)
+            if result.ok:
+                models[kind] = compiled
+            else:
+                failed[kind] = f"torch.compile (mode={mode}) disagrees with eager: {result.message}"
+            del out
+        if compile_kinds:
+            del check_inputs, expected
+        sides: dict[str, Side] = {kind: timed_side(problem, device, dtype, spec.seed, kind, model)
+                                  for kind, model in models.items()}
+        timing = spec.timing.model_copy(update={"budget_s": spec.timing.budget_s * len(sides)})
+        timings, _ = time_interleaved(sides, timer, timing)
+    eager_ms = timings["eager"].median_ms
+    found = {kind: Baseline(timing=t, eager_ms=None if kind == "eager" else eager_ms, **costs)
+             for kind, t in timings.items()}
+    found.update({kind: Baseline(error=why, **costs) for kind, why in failed.items()})
+    return found
+
+
+def measure_peaks(target: str, device, timer, gemms: bool = True) -> Peaks:
+    """Memory bandwidth of a large copy (read + written bytes) and dense GEMM FLOP/s per dtype (unless not
+    `gemms`: a cpu copy measured again because the earlier ones were contended, cpu_ceiling.py)."""
+    def runs_ms(fn, args) -> list[float]:
+        for _ in range(2):
+            timer(fn, args)
+        return [timer(fn, args).event_ms for _ in range(PEAK_RUNS)]
+
+    def median_ms(fn, args) -> float:
+        return summarize(runs_ms(fn, args)).median_ms
+
+    details = {}
+    n = COPY_BYTES[target] // 4
+    src, dst = torch.rand(n, device=device), torch.empty(n, device=device)
+    cpus = cpu_load.usable_cpus() if target == "cpu" else set()
+    before = cpu_load.sample(cpus) if cpus else None
+    copies = runs_ms(dst.copy_, [src])  # other processes' share of the cores is measured across the copies
+    after = cpu_load.sample(cpus) if before else None
+    load = cpu_load.load_between(before, after, len(cpus)) if before and after else None
+    ms, best_ms = summarize(copies).median_ms, min(copies)
+    bandwidth, best = (2 * n * 4 / (t * 1e-3) / 1e9 for t in (ms, best_ms))
+    details["bandwidth"] = f"copy of {n * 4 >> 20} MiB, median of {PEAK_RUNS}: {ms:.3f} ms (fastest {best_ms:.3f} ms)"
+    if load:
+        details["contention"] = f"other processes used {load.foreign:.1%} of the cores during the copies"
+    del src, dst
+    tflops = {}
+    for name, dtype in PEAK_DTYPES.items() if gemms else ():
+        size = 256
+        while True:
+            a = torch.randn(size, size, device=device).to(dtype)
+            b = torch.randn(size, size, device=device).to(dtype)
+            ms = median_ms(torch.mm, [a, b])
+            if ms >= GEMM_MIN_MS[target] or size >= GEMM_MAX_N[target]:
+                break
+            size *= 2
+        tflops[name] = 2 * size**3 / (ms * 1e-3) / 1e12
+        details[name] = f"{size}x{size} GEMM, median of {PEAK_RUNS}: {ms:.3f} ms"
+        del a, b
+    return Peaks(bandwidth_gbs=bandwidth, tflops=tflops, details=details, best_bandwidth_gbs=best,
+                 foreign_cpu=load.foreign if load else None)
+
+
+def main(argv: list[str]) -> int:
+    spec = BaselineSpec.model_validate_json(Path(argv[0]).read_text())
+    results = Path(spec.results_path)
+    device, _, timer, sync = target_device(torch, spec.target)
+    if spec.mode in ("peaks", "copy"):
+        append_line(results, {"start": "peaks"})
+        try:
+            peaks = measure_peaks(spec.target, device, timer, gemms=spec.mode == "peaks")
+            append_line(results, {"id": "peaks", "peaks": peaks.model_dump()})
+        except Exception as exc:  # noqa: BLE001 - reported to the parent
+            traceback.print_exc()
+            append_line(results, {"id": "peaks", "error": describe(exc)})
+        return 0
+    for item in spec.problems:
+        append_line(results, {"start": item["id"]})
+        try:
+            found = measure_problem(item, spec, device, timer, sync)
+            append_line(results, {"id": item["id"], "baselines": {k: b.model_dump() for k, b in found.items()}})
+        except Exception as exc:  # noqa: BLE001 - a broken reference is reported, the next problem goes on
+            traceback.print_exc()
+            append_line(results, {"id": item["id"], "error": f"the reference failed: {describe(exc)}"})
+        finally:
+            torch._dynamo.reset()  # drop compiled graphs: the next problem starts clean
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+    return 0
+

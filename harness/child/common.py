@@ -1,0 +1,134 @@
+"""What every child shares: the failure that carries a verdict, how problems are imported and their
+inputs and modules made (seeded, on the device), the device's timer, and the marker printed just before
+the candidate's code first runs (a failure before it is the harness's, never the candidate's)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sys
+import traceback
+
+from harness.process import CANDIDATE_STARTS
+
+
+def candidate_starts() -> None:
+    print(CANDIDATE_STARTS, file=sys.stderr, flush=True)
+
+
+def is_build_failure(exc: BaseException | None) -> bool:
+    """Whether `exc`, or an exception it was raised from or while handling, came from building an extension."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if getattr(exc, "harness_build_failure", False):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+
+class EvalFailure(Exception):
+    """Ends an evaluation with a verdict (incorrect / runtime_error / rejected) and a message; an incorrect
+    one may carry the comparison that failed (its errors go into the CheckResult)."""
+
+    def __init__(self, status: str, message: str, comparison=None):
+        super().__init__(message)
+        self.status = status
+        self.comparison = comparison
+
+
+@contextlib.contextmanager
+def failing_as(what: str, status: str = "runtime_error"):
+    """Turn anything raised inside (SystemExit too) into a `status` failure that says what failed (a failed
+    build of an extension into a compile_error)."""
+    try:
+        yield
+    except EvalFailure:
+        raise  # already a verdict (a defense fired inside)
+    except BaseException as exc:
+        traceback.print_exc()
+        if is_build_failure(exc):  # load_inline called in __init__ or forward, and its build failed
+            raise EvalFailure("compile_error", f"{what}: building an extension failed: {describe(exc)}") from None
+        raise EvalFailure(status, f"{what}: {describe(exc)}") from None
+
+
+def trial_seed(seed: int, label: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{label}".encode()).digest()[:8], "little") >> 1
+
+
+def import_problem(path: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("reference_problem", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def forward_inputs(problem, device, dtype) -> list:
+    """get_inputs() as evaluations run it: generated on the device (same distribution, far faster for
+    large inputs), floating tensors cast to `dtype`, integer and bool ones only moved."""
+    import torch
+
+    with torch.device(device):
+        raw = problem.get_inputs()
+    if not isinstance(raw, (list, tuple)):
+        raise TypeError(f"get_inputs() returned {type(raw).__name__}, not a list")
+    return [x.to(device=device, dtype=dtype) if isinstance(x, torch.Tensor) and x.is_floating_point()
+            else x.to(device) if isinstance(x, torch.Tensor) else x for x in raw]
+
+
+def construct(cls, init_inputs, device, dtype, seed: int):
+    """A module as evaluations build it: seeded, constructed on the CPU, then moved and cast."""
+    import torch
+
+    torch.manual_seed(seed)
+    return cls(*init_inputs).to(device=device, dtype=dtype)
+
+
+def describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text if len(text) < 2000 else text[:2000] + " ..."
+
+
+def exact_fp32(torch) -> None:
+    """fp32 means IEEE fp32: cuDNN would otherwise run convolutions in TF32 (10-bit mantissa), leaving the
+    reference ~1e-3 off and failing exact kernels at the 1e-4 tolerance."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
+def seeded_inputs(problem, device, dtype, seed: int, label: str) -> list:
+    """The inputs for `label`: the same values every time they are asked for, different for every label."""
+    import torch
+
+    torch.manual_seed(trial_seed(seed, label))
+    return forward_inputs(problem, device, dtype)
+
+
+def timed_side(problem, device, dtype, seed: int, name: str, fn):
+    """A timing side whose every call gets inputs of its own (label timing-NAME-I), made outside the timer."""
+    from harness.child.timing import Side
+
+    counter = iter(range(1 << 62))
+
+    def prepare():
+        label = f"timing-{name}-{next(counter)}"
+        return label, seeded_inputs(problem, device, dtype, seed, label)
+    return Side(prepare, fn)
+
+
+def target_device(torch, target: str):
+    """The device, its name, a timer and a sync for `target` (cuda: the one visible GPU, TF32 off)."""
+    from harness.child.timing import CpuTimer, CudaTimer
+
+    if target == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError("target cuda, but torch in the evaluation process sees no GPU "
+                               f"(torch {torch.__version__}, CUDA build {torch.version.cuda})")
+        device = torch.device("cuda", 0)
+        torch.cuda.set_device(device)
+        exact_fp32(torch)
+        return device, torch.cuda.get_device_name(device), CudaTimer(device), torch.cuda.synchronize
+    return torch.device("cpu"), "cpu", CpuTimer(), (lambda: None)

@@ -1,0 +1,196 @@
+"""Runtime defenses of the evaluation child: they hold even when a trick gets past the static rules.
+
+- Guard: everything the harness and the reference rely on (torch functions, tensor methods, nn layers,
+  clocks, global torch settings) is snapshotted before the candidate is imported and compared after
+  each of its calls; any change rejects the candidate.
+- Poison: memory the candidate could be handed by an allocator is filled with NaN first, and the
+  reference's outputs are overwritten before they are freed, so "returning uninitialised memory that
+  happens to hold the expected output" returns NaN instead.
+- Outputs: a plain torch.Tensor with real, eager storage, copied the moment forward returns (work that
+  finishes later, on a thread, does not count).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from harness.child.check import same_values
+from harness.child.common import EvalFailure
+
+POISON_BYTE = 0xFF  # all-ones bits: NaN in fp32, fp16 and bf16
+POISON_CHUNK = 4 << 30
+POISON_MARGIN = 64 << 20
+
+
+class Tampered(EvalFailure):
+    """The candidate changed something it must not touch: it is rejected."""
+
+    def __init__(self, message: str):
+        super().__init__("rejected", message)
+
+
+def _watched() -> dict[str, object]:
+    import harness.child.check
+    import harness.child.common
+    import harness.child.defenses
+    import harness.child.observe
+    import harness.child.timing
+
+    modules = {"torch": torch, "torch.nn.functional": F, "torch.cuda": torch.cuda, "torch.linalg": torch.linalg,
+               "torch.fft": torch.fft, "torch.special": torch.special, "torch._C._nn": torch._C._nn,
+               "time": time, "math": math, "statistics": statistics}
+    modules.update({module.__name__: module for module in (
+        harness.child.check, harness.child.common, harness.child.defenses, harness.child.observe,
+        harness.child.timing)})
+    classes = {"torch.Tensor": torch.Tensor, "torch._C.TensorBase": torch._C.TensorBase,
+               "torch._C._VariableFunctions": type(torch._C._VariableFunctions),
+               "torch.cuda.Event": torch.cuda.Event, "torch.nn.Module": nn.Module}
+    classes.update({f"torch.nn.{name}": obj for name, obj in vars(nn).items()
+                    if isinstance(obj, type) and issubclass(obj, nn.Module)})
+    return {"modules": modules, "classes": classes}
+
+
+def _settings() -> dict[str, object]:
+    """Global torch state that changes what the reference computes or how fast."""
+    state = {
+        "torch.get_num_threads()": torch.get_num_threads(),
+        "torch.get_default_dtype()": torch.get_default_dtype(),
+        "torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled(),
+        "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+        "torch.backends.cudnn.enabled": torch.backends.cudnn.enabled,
+        "torch.backends.cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "torch.backends.cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+    }
+    return state
+
+
+class Guard:
+    """Identity snapshot of watched namespaces and a value snapshot of global settings."""
+
+    def __init__(self):
+        watched = _watched()
+        self._modules = {label: (m, dict(vars(m))) for label, m in watched["modules"].items()}
+        self._classes = {label: (c, dict(vars(c))) for label, c in watched["classes"].items()}
+        self._settings = _settings()
+
+    def changes(self) -> list[str]:
+        found = []
+        for label, (module, before) in self._modules.items():
+            now = vars(module)
+            # New names in a module cannot change code that looked up old ones; changed or removed functions
+            # and classes can (data such as torch.cuda._initialized changes legitimately).
+            found += [f"{label}.{name}" for name, value in before.items()
+                      if callable(value) and now.get(name, _MISSING) is not value]
+        for label, (cls, before) in self._classes.items():
+            now = vars(cls)
+            # In a class a new name shadows an inherited method (torch.Tensor.relu), so additions count too.
+            found += [f"{label}.{name}" for name in before.keys() | now.keys()
+                      if before.get(name, _MISSING) is not now.get(name, _MISSING)]
+        settings = _settings()
+        found += [f"{name} (was {self._settings[name]!r}, now {value!r})" for name, value in settings.items()
+                  if value != self._settings[name]]
+        return sorted(found)
+
+    def verify(self, when: str) -> None:
+        changed = self.changes()
+        if changed:
+            shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+            raise Tampered(f"ModelNew changed {shown} ({when}); a candidate may not patch torch, the clocks, "
+                           "the harness or global torch settings")
+
+
+_MISSING = object()
+
+
+def poison_free_memory(device: torch.device) -> None:
+    """Fill every free byte the CUDA allocator could hand out next with NaN (cuda only).
+
+    Cached blocks go back to the driver first, then as much device memory as can be had is claimed,
+    filled and released: whatever the candidate allocates next holds poison, not old results.
+    """
+    if device.type != "cuda":
+        return
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+    chunks = []
+    try:
+        size = POISON_CHUNK
+        while size >= POISON_MARGIN:
+            try:
+                chunks.append(torch.empty(size, dtype=torch.uint8, device=device).fill_(POISON_BYTE))
+            except torch.OutOfMemoryError:
+                size //= 2
+    finally:
+        torch.cuda.synchronize(device)
+        del chunks
+        torch.cuda.empty_cache()
+
+
+def poison(value: object) -> None:
+    """Overwrite the reference's output before it is freed: memory handed out again holds NaN."""
+    for t in tensors(value):
+        if t.is_floating_point() or t.is_complex():
+            t.fill_(float("nan"))
+        elif t.dtype != torch.bool:
+            t.fill_(-1)
+
+
+def tensors(value: object) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in tensors(item)]
+    return []
+
+
+def output_problem(value: object, where: str = "output") -> str | None:
+    """Why an output cannot be accepted as computed (exact type, eager storage), or None."""
+    if isinstance(value, (tuple, list)):
+        if type(value) not in (tuple, list):
+            return f"{where} must be a plain tuple or list, got {type(value).__qualname__}"
+        for i, item in enumerate(value):
+            problem = output_problem(item, f"{where}[{i}]")
+            if problem:
+                return problem
+        return None
+    if not isinstance(value, torch.Tensor):
+        return None  # numbers are compared as they are
+    if type(value) is not torch.Tensor:  # a subclass can defer work or fake its values
+        return f"{where} must be a plain torch.Tensor, got {type(value).__module__}.{type(value).__qualname__}"
+    if value.is_neg() or value.is_conj():
+        return f"{where} is a lazy (negated or conjugated) view: the work is not done"
+    if value.layout != torch.strided or value.device.type == "meta":
+        return f"{where} must be a dense tensor with real storage, got layout {value.layout} on {value.device}"
+    if value.numel() and value.untyped_storage().data_ptr() == 0:
+        return f"{where} has no storage"
+    return None
+
+
+def snapshot(value: object) -> object:
+    """A private copy of an output, taken the moment forward returns."""
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (tuple, list)):
+        return type(value)(snapshot(v) for v in value)
+    return value
+
+
+def identical(a: object, b: object) -> bool:
+    """Bit-for-bit equal (NaN equal to NaN): has the output changed since it was returned?"""
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and same_values(a, b)
+    if isinstance(a, (tuple, list)):
+        return isinstance(b, (tuple, list)) and len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
+    return a == b

@@ -1,0 +1,270 @@
+"""The quality gate's child process: imports problems one at a time and reports what it observes.
+
+  python -m harness.child.gate SPEC.json
+
+It only measures; the parent (`harness.problems.gate`) applies the thresholds. For each problem it appends
+a `{"start": id}` line and then one observation line to the spec's results file, so a problem that
+crashes or hangs the process is known, and the parent restarts the child after it.
+
+static mode: no device. Model and inputs are created on the `meta` device (shapes and dtypes only,
+no memory), which is enough for the signatures, output shapes, bytes and FLOPs of any problem size.
+full mode: on the target device, everything the gate needs about the reference's outputs and cost.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import traceback
+from pathlib import Path
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from harness.child.check import CHUNK, compare_tensor, tolerances
+from harness.child.common import (
+    construct,
+    describe,
+    exact_fp32,
+    forward_inputs,
+    import_problem,
+    trial_seed,
+)
+from harness.child.timing import CpuTimer, CudaTimer, Side, time_interleaved
+from harness.process import append_line
+from harness.types import TimingSettings
+
+EAGER_TIMING = TimingSettings(warmup_runs=1, min_runs=3, max_runs=20, target_rse=0.05, budget_s=0.5)  # a size check, not a benchmark
+SEED_A, SEED_B = "gate-a", "gate-b"
+
+
+class Stage(Exception):
+    """A failure at a named stage (import, construct, inputs, forward); the message says which."""
+
+
+def _at(stage: str, fn, *args):
+    try:
+        return fn(*args)
+    except BaseException as exc:  # noqa: BLE001 - a problem file may raise anything, SystemExit too
+        raise Stage(f"{stage}: {describe(exc)}") from exc
+
+
+def make_inputs(module, device, dtype, seed_label: str | None) -> list:
+    if seed_label is not None:
+        torch.manual_seed(trial_seed(0, seed_label))
+    return _at("get_inputs() failed", forward_inputs, module, device, dtype)
+
+
+def build_model(module, init_inputs, device, dtype):
+    """Model as evaluations build it; on the meta device, created there directly (no memory at any size)."""
+    if device.type != "meta":
+        return _at("constructing Model failed", construct, module.Model, init_inputs, device, dtype,
+                   trial_seed(0, "init"))
+    with torch.device(device):
+        return _at("constructing Model failed", lambda: module.Model(*init_inputs).to(dtype=dtype))
+
+
+def check_signatures(module, init_inputs: list, n_inputs: int) -> None:
+    for what, fn, args in (("Model.__init__", module.Model.__init__, [None, *init_inputs]),
+                           ("Model.forward", module.Model.forward, [None] * (n_inputs + 1))):
+        try:
+            inspect.signature(fn).bind(*args)
+        except TypeError as exc:
+            raise Stage(f"{what} does not accept the {len(args) - 1} values "
+                        f"{'get_init_inputs' if what.endswith('__init__') else 'get_inputs'}() returns: {exc}")
+
+
+def tensors(obj) -> list[torch.Tensor]:
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for item in obj for t in tensors(item)]
+    return []
+
+
+def nbytes(items) -> int:
+    return sum(t.numel() * t.element_size() for t in items if isinstance(t, torch.Tensor))
+
+
+def shape_facts(model, inputs, output) -> dict:
+    outs = tensors(output)
+    return {
+        "outputs": [{"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")} for t in outs],
+        "inputs": [{"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
+                   for t in inputs if isinstance(t, torch.Tensor)],
+        "input_bytes": nbytes(inputs),
+        "param_bytes": nbytes([*model.parameters(), *model.buffers()]),
+        "output_bytes": nbytes(outs),
+        "output_is_plain": not isinstance(output, torch.Tensor) or type(output) is torch.Tensor,
+    }
+
+
+def counted_forward(model, inputs):
+    """One forward under the FLOP counter: (output, FLOPs)."""
+    counter = FlopCounterMode(display=False)
+    with counter:
+        output = model(*inputs)
+    return output, counter.get_total_flops()
+
+
+def static_observation(module, dtype: torch.dtype = torch.float32) -> dict:
+    """Everything knowable without memory or a device, from a forward on the meta device."""
+    init_inputs = _at("get_init_inputs() failed", module.get_init_inputs)
+    if not isinstance(init_inputs, (list, tuple)):
+        raise Stage(f"get_init_inputs() returned {type(init_inputs).__name__}, not a list")
+    meta = torch.device("meta")
+    inputs = make_inputs(module, meta, dtype, None)
+    check_signatures(module, list(init_inputs), len(inputs))
+    obs: dict = {"init_inputs": len(init_inputs)}
+    try:
+        # Gradients stay on: meta tensors cost nothing, and the FLOP counter's module tracker fails under
+        # no_grad on views of parameters (learned query tokens expanded over the batch).
+        model = build_model(module, init_inputs, meta, dtype)
+        output, flops = counted_forward(model, inputs)
+        obs.update(shape_facts(model, inputs, output), flops=flops)
+    except Exception as exc:  # noqa: BLE001 - data-dependent ops have no meta kernels; the full gate runs them
+        obs["meta_error"] = describe(exc)
+    return obs
+
+
+def output_stats(t: torch.Tensor, atol: float, rtol: float) -> dict:
+    """What the degeneracy checks need, computed in chunks so no full-size temporary is made."""
+    n = t.numel()
+    if n == 0:
+        return {"numel": 0}
+    if not t.is_floating_point():
+        return {"numel": n, "floating": False, "constant": bool((t == t.reshape(-1)[0]).all())}
+    flat = t.reshape(-1)
+    near_zero = nonfinite = 0
+    total = total_abs = total_sq = 0.0
+    lo, hi = float("inf"), float("-inf")
+    for start in range(0, n, CHUNK):
+        c = flat[start:start + CHUNK].double()
+        finite = c.isfinite()
+        nonfinite += int((~finite).sum())
+        c = c[finite]
+        near_zero += int((c.abs() <= atol).sum())
+        total += float(c.sum())
+        total_abs += float(c.abs().sum())
+        total_sq += float((c * c).sum())
+        if c.numel():
+            lo, hi = min(lo, float(c.min())), max(hi, float(c.max()))
+    m = max(n - nonfinite, 1)
+    mean = total / m
+    std = max(total_sq / m - mean * mean, 0.0) ** 0.5
+    # Would a tensor filled with one value (the mean) pass the correctness check?
+    constant_mismatch = 0
+    for start in range(0, n, CHUNK):
+        c = flat[start:start + CHUNK].double()
+        constant_mismatch += int(((c - mean).abs() > atol + rtol * c.abs()).sum())
+    return {"numel": n, "floating": True, "nonfinite": nonfinite, "near_zero_fraction": near_zero / n,
+            "mean": mean, "mean_abs": total_abs / m, "std": std, "min": lo, "max": hi,
+            "constant": lo == hi, "constant_passes": constant_mismatch == 0}
+
+
+def _compare_one(x, y, atol, rtol) -> dict:
+    c = compare_tensor(x, y, atol, rtol)
+    return {"ok": c.ok, "mismatch_fraction": c.mismatch_fraction or 0.0, "message": c.message,
+            "max_abs_err": c.max_abs_err, "max_rel_err": c.max_rel_err}
+
+
+def _compare_all(a, b, atol, rtol) -> list[dict]:
+    return [_compare_one(x, y, atol, rtol) for x, y in zip(tensors(a), tensors(b), strict=True)]
+
+
+def full_observation(module, target: str, atol_override, rtol_override) -> dict:
+    obs = static_observation(module)
+    device = torch.device("cuda", 0) if target == "cuda" else torch.device("cpu")
+    dtype = torch.float32
+    atol, rtol = tolerances(dtype, atol_override, rtol_override)
+    cuda = device.type == "cuda"
+    if cuda:
+        exact_fp32(torch)  # as in evaluations
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    timer = CudaTimer(device) if cuda else CpuTimer()
+    init_inputs = module.get_init_inputs()
+    with torch.no_grad():
+        if cuda:
+            torch.cuda.empty_cache()
+            sync()
+            base = torch.cuda.memory_allocated(device)
+            torch.cuda.reset_peak_memory_stats(device)
+        model = build_model(module, init_inputs, device, dtype)
+        inputs = make_inputs(module, device, dtype, SEED_A)
+        clones = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        first = _at("Model.forward failed", model, *clones)
+        sync()
+        del clones
+        again_inputs = make_inputs(module, device, dtype, SEED_A)  # fresh tensors, same seed
+        torch.manual_seed(trial_seed(0, "gate-rerun"))  # but not the same RNG state: randomness in forward shows
+        again = _at("Model.forward failed (second run)", model, *again_inputs)
+        sync()
+        if cuda:
+            obs["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device) - base
+        else:  # estimate: inputs and their clones, two outputs, parameters
+            obs["peak_memory_bytes"] = (2 * nbytes(inputs) + 2 * nbytes(tensors(first))
+                                        + nbytes([*model.parameters(), *model.buffers()]))
+        if "meta_error" in obs:  # shapes and bytes from the real output; FLOPs if the counter manages
+            obs.update(shape_facts(model, inputs, first))
+            try:
+                obs["flops"] = counted_forward(model, inputs)[1]
+            except Exception as exc:  # noqa: BLE001
+                obs["flop_count_error"] = describe(exc)
+        obs["deterministic"] = _compare_all(again, first, atol, rtol)
+        del again, again_inputs
+        other_inputs = make_inputs(module, device, dtype, SEED_B)
+        other = _at("Model.forward failed (other seed)", model, *other_inputs)
+        sync()
+        obs["seed_variation"] = _compare_all(other, first, atol, rtol)
+        del other, other_inputs
+        obs["stats"] = [output_stats(t, atol, rtol) for t in tensors(first)]
+        timings, _ = time_interleaved({"reference": Side(lambda args=inputs: ("gate", args), model)}, timer, EAGER_TIMING)
+        obs["eager_ms"] = timings["reference"].median_ms
+        del inputs
+        precision_check(obs, module, model, first, device, atol, rtol)
+    obs.update(atol=atol, rtol=rtol)
+    return obs
+
+
+def precision_check(obs: dict, module, model, first, device, atol: float, rtol: float) -> None:
+    """Is the tolerance achievable? The fp32 reference must be within half of it from the same computation
+    in float64, leaving the other half for a correct kernel's own rounding."""
+    try:
+        exact_model = model.to(torch.float64)  # the last use of the model: converted in place
+        exact = exact_model(*make_inputs(module, device, torch.float64, SEED_A))
+    except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel on some devices
+        obs["precision_error"] = describe(exc)
+        return
+    obs["precision"] = [
+        _compare_one(mine, ref.to(mine.dtype), atol / 2, rtol / 2)
+        for mine, ref in zip(tensors(first), tensors(exact), strict=True) if mine.is_floating_point()]
+
+
+def observe(path: str, mode: str, target: str, atol, rtol) -> dict:
+    try:
+        module = _at("importing the problem failed", import_problem, path)
+        if mode == "static":
+            return static_observation(module)
+        return full_observation(module, target, atol, rtol)
+    except Stage as exc:
+        traceback.print_exc()
+        return {"error": str(exc)}
+    except torch.cuda.OutOfMemoryError as exc:
+        return {"error": f"out of GPU memory: {describe(exc)}"}
+    except Exception as exc:  # noqa: BLE001 - anything else the reference does wrong is its failure too
+        traceback.print_exc()
+        return {"error": f"the reference failed: {describe(exc)}"}
+    finally:
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(Path(argv[0]).read_text())
+    results = Path(spec["results"])
+    for item in spec["problems"]:
+        append_line(results, {"start": item["id"]})
+        obs = observe(item["path"], spec["mode"], spec["target"], item.get("atol"), item.get("rtol"))
+        append_line(results, {"id": item["id"], **obs})
+    return 0
+

@@ -1,0 +1,179 @@
+"""The build child, and the extension loader both children install before importing a candidate.
+
+The candidate calls `load_inline` (or `load`) at import. In the build child those functions are
+wrapped so each call builds under `<build dir>/ext<i>_<name>/` (so two candidates that both name
+their extension "reverse_cumsum" never collide) and is recorded in `manifest.json`; in the
+evaluation child the same wrapper imports the recorded `.so` directly, without ninja or locks.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import json
+import logging
+import os
+import re
+import sys
+import traceback
+from pathlib import Path
+from typing import Callable, Literal
+
+from harness.child.common import candidate_starts, describe
+from harness.process import (
+    CANDIDATE_FILE,
+    HARNESS_FAILED,
+    MANIFEST_FILE,
+    NO_GPU_HINT,
+    PCH_RETRY,
+)
+
+
+def build_main(directory: Path) -> int:
+    """`build DIR`: import DIR/candidate.py once, building its extensions; 0 built, 1 the candidate failed,
+    HARNESS_FAILED the harness did."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")  # torch logs the build steps at INFO
+    manifest = install_extension_loader(directory, "build")
+    candidate_starts()
+    try:
+        import_candidate(directory)
+    except BaseException as exc:  # SystemExit too: the import did not complete
+        traceback.print_exc()
+        if os.environ.get("CUDA_VISIBLE_DEVICES") == "" and "cuda" in str(exc).lower():
+            print(NO_GPU_HINT, file=sys.stderr)
+        return 1
+    try:
+        write_manifest(directory, manifest)
+    except OSError as exc:  # a full disk, a directory gone: ours, not the candidate's
+        print(f"harness error: writing the manifest failed: {describe(exc)}", file=sys.stderr)
+        return HARNESS_FAILED
+    return 0
+
+
+def install_extension_loader(directory: Path, mode: Literal["build", "load"]) -> list[dict]:
+    """Wrap torch's load_inline / load for the candidate about to be imported from `directory`.
+
+    Returns the manifest list; in build mode the caller writes it once the import has completed. A call
+    that builds in load mode (one made in `__init__` or `forward`, which the build child never runs) builds
+    there, and an exception it raises is marked as a build failure (`is_build_failure`).
+    """
+    import inspect
+
+    import torch.utils.cpp_extension as cpp_ext
+
+    manifest_path = directory / MANIFEST_FILE
+    manifest: list[dict] = json.loads(manifest_path.read_text()) if mode == "load" and manifest_path.is_file() else []
+    counter = itertools.count()
+
+    def wrap(real: Callable, with_pch: bool) -> Callable:
+        signature = inspect.signature(real)
+
+        def loader(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)  # a wrong keyword fails here, exactly as in torch
+            index, name = next(counter), str(bound.arguments["name"])
+            is_module = bound.arguments.get("is_python_module", True)
+            if mode == "load" and index < len(manifest) and manifest[index]["name"] == name:
+                entry = manifest[index]
+                if Path(entry["file"]).is_file():
+                    return cpp_ext._import_module_from_library(entry["module"], entry["dir"], entry["is_python_module"])
+            target = directory / f"ext{index}_{re.sub(r'[^A-Za-z0-9_]', '_', name)[:64]}"
+            target.mkdir(exist_ok=True)
+            given = bound.arguments.get("build_directory")
+            bound.arguments["build_directory"] = str(target)
+            bound.arguments["verbose"] = mode == "build"  # compiler output goes to the build log
+            try:
+                if given and not Path(given).is_dir():  # torch writes into it without creating it
+                    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(given))
+                result = _build_extension(cpp_ext, real, bound, target, with_pch)
+            except Exception as exc:
+                exc.harness_build_failure = True
+                raise
+            if mode == "build" and not bound.arguments.get("is_standalone", False):
+                file = Path(result.__file__ if is_module else result)
+                manifest.append({"name": name, "module": file.name.split(".")[0], "dir": str(target),
+                                 "file": str(file), "is_python_module": bool(is_module)})
+            return result
+
+        loader.__wrapped__ = real
+        loader.__signature__ = signature
+        return loader
+
+    cpp_ext.load_inline = wrap(cpp_ext.load_inline, with_pch=mode == "build")
+    cpp_ext.load = wrap(cpp_ext.load, with_pch=False)  # `load` gets no implicit torch/extension.h
+    return manifest
+
+
+def _build_extension(cpp_ext, real: Callable, bound, target: Path, with_pch: bool):
+    """torch's own call, with our precompiled header when one fits. The PCH only saves time: when the build
+    with it fails before main.cpp compiled, the same call runs again without it, so what the candidate
+    sees (the module, or the exception) is what plain torch gives."""
+    from harness.child.pch import precompiled_header_dir, retire
+
+    pch = None
+    if with_pch:
+        try:
+            pch = precompiled_header_dir(cpp_ext, bound.arguments)
+        except Exception as exc:  # noqa: BLE001 - it must never fail a build that works without it
+            print(f"harness: building without a precompiled torch/extension.h ({type(exc).__name__}: {exc})",
+                  file=sys.stderr)
+    if pch is None:
+        return real(*bound.args, **bound.kwargs)
+    print(f"harness: using the precompiled torch/extension.h in {pch}", file=sys.stderr)
+    includes = bound.arguments.get("extra_include_paths")
+    bound.arguments["extra_include_paths"] = [str(pch), *(includes or [])]
+    # torch edits a list of sources in place (its include inserted, the binding appended) and bumps the
+    # name's version (name_v1) for a second build in one process: a retry starts from neither.
+    sources = {key: value for key, value in bound.arguments.items()
+               if key.endswith("_sources") and isinstance(value, list)}
+    bound.arguments.update({key: list(value) for key, value in sources.items()})
+    versions = getattr(getattr(cpp_ext, "JIT_EXTENSION_VERSIONER", None), "entries", None)
+    version = versions.get(bound.arguments["name"]) if isinstance(versions, dict) else None
+
+    def as_torch_left_them() -> None:
+        for key, value in sources.items():
+            value[:] = bound.arguments[key]
+
+    try:
+        result = real(*bound.args, **bound.kwargs)
+    except Exception:
+        if (target / "main.o").is_file():  # main.cpp compiled with the PCH: the failure is elsewhere
+            as_torch_left_them()
+            raise
+    else:
+        as_torch_left_them()
+        return result
+    print(PCH_RETRY, file=sys.stderr, flush=True)
+    bound.arguments["extra_include_paths"] = includes
+    bound.arguments.update(sources)
+    if isinstance(versions, dict) and version is None:
+        versions.pop(bound.arguments["name"], None)
+    elif isinstance(versions, dict):
+        versions[bound.arguments["name"]] = version
+    for leftover in target.iterdir():  # a fresh directory, as the first attempt had
+        if leftover.is_file() or leftover.is_symlink():
+            leftover.unlink()
+    result = real(*bound.args, **bound.kwargs)
+    retire(pch, f"a build of {target} failed with it and built without it")
+    return result
+
+
+def write_manifest(directory: Path, manifest: list[dict]) -> None:
+    (directory / MANIFEST_FILE).write_text(json.dumps(manifest, indent=1))
+
+
+def import_candidate(directory: Path):
+    """Import candidate.py from its build directory as module `candidate`."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("candidate", directory / CANDIDATE_FILE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["candidate"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str]) -> int:
+    code = build_main(Path(argv[1]))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # threads the candidate started at import must not keep the builder alive

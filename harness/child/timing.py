@@ -1,0 +1,138 @@
+"""Timing: one cache flush and one measured call at a time, reference and candidate interleaved,
+repeated until the relative standard error is small or the budget is spent.
+
+Every timed call gets freshly generated inputs (new values, prepared outside the timed region), so
+an output cached on the input's identity, pointer or shape is stale; a caller can re-check any timed
+output. Timers are created before the candidate is imported and keep their own references to the
+clock functions (and this module to its statistics functions), so patching `time`,
+`torch.cuda.Event` or `statistics` later changes nothing here.
+"""
+
+from __future__ import annotations
+
+import time
+from math import sqrt
+from statistics import fmean, median, stdev
+from typing import Callable, NamedTuple
+
+import torch
+
+from harness.types import Timing, TimingSettings
+
+FLUSH_MIN_BYTES = 256 << 20
+
+
+class Sample(NamedTuple):
+    event_ms: float  # what the device timer measured (cpu: the wall clock)
+    wall_ms: float   # host wall clock around the call and a device-wide sync
+    output: object
+
+
+class CudaTimer:
+    """CUDA events around one call, an L2 flush before it, and a device-wide sync after it.
+
+    The host wall clock runs around the same span, sync included: work the candidate hid on another
+    stream or thread is invisible to the events but not to the wall clock.
+    """
+
+    def __init__(self, device: torch.device):
+        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0)
+        self._flush = torch.empty(max(FLUSH_MIN_BYTES, 4 * l2) // 4, dtype=torch.int32, device=device)
+        self._start = torch.cuda.Event(enable_timing=True)
+        self._end = torch.cuda.Event(enable_timing=True)
+        self._record_start, self._record_end = self._start.record, self._end.record
+        self._elapsed = self._start.elapsed_time
+        self._sync = torch.cuda.synchronize
+        self._zero = self._flush.zero_
+        self._clock = time.perf_counter_ns
+
+    def __call__(self, fn: Callable[..., object], args: list) -> Sample:
+        self._zero()
+        self._sync()
+        wall_start = self._clock()
+        self._record_start()
+        out = fn(*args)
+        self._record_end()
+        self._sync()  # device-wide: waits for work on every stream
+        wall_ms = (self._clock() - wall_start) / 1e6
+        return Sample(self._elapsed(self._end), wall_ms, out)
+
+
+class CpuTimer:
+    """perf_counter_ns around one call, with the last-level cache flushed by a write before it."""
+
+    def __init__(self, flush_bytes: int | None = None):
+        self._flush = torch.empty(flush_bytes or _cpu_flush_bytes(), dtype=torch.uint8)
+        self._fill = self._flush.fill_
+        self._clock = time.perf_counter_ns
+
+    def __call__(self, fn: Callable[..., object], args: list) -> Sample:
+        self._fill(1)
+        start = self._clock()
+        out = fn(*args)
+        ms = (self._clock() - start) / 1e6
+        return Sample(ms, ms, out)
+
+
+def _cpu_flush_bytes() -> int:
+    """Twice the largest CPU cache, at least 32 MiB."""
+    largest = 0
+    try:
+        from pathlib import Path
+        for size_file in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+            text = size_file.read_text().strip().upper()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            largest = max(largest, int(text.rstrip("KMG")) * scale)
+    except (OSError, ValueError):
+        pass
+    return max(32 << 20, 2 * largest)
+
+
+def summarize(samples_ms: list[float], wall_ms: list[float] | None = None) -> Timing:
+    n = len(samples_ms)
+    mean = fmean(samples_ms)
+    std = stdev(samples_ms) if n > 1 else 0.0
+    return Timing(median_ms=median(samples_ms), mean_ms=mean, std_ms=std, min_ms=min(samples_ms),
+                  n=n, rse=(std / sqrt(n) / mean) if mean > 0 else 0.0,
+                  wall_median_ms=median(wall_ms) if wall_ms else None)
+
+
+class Side(NamedTuple):
+    """One timed function: `prepare()` makes (label, fresh args) outside the timed region."""
+
+    prepare: Callable[[], tuple[str, list]]
+    call: Callable[..., object]
+
+
+Inspect = Callable[[str, int, str, list, object], None]  # (side, round, label, args, output)
+
+
+def time_interleaved(sides: dict[str, Side], timer: Callable[[Callable[..., object], list], Sample],
+                     settings: TimingSettings, inspect: Inspect | None = None) -> tuple[dict[str, Timing], bool]:
+    """Time every side in alternating order, fresh inputs per call; returns timings and whether all
+    converged. `inspect` sees every timed call's inputs and output (after the timer, before the next)."""
+    names = list(sides)
+    for _ in range(settings.warmup_runs):
+        for name in names:
+            _, args = sides[name].prepare()
+            timer(sides[name].call, args)
+    events: dict[str, list[float]] = {name: [] for name in names}
+    walls: dict[str, list[float]] = {name: [] for name in names}
+    started = time.monotonic()
+    rounds = 0
+    while True:
+        for name in (names if rounds % 2 == 0 else names[::-1]):  # neither side always goes first
+            label, args = sides[name].prepare()
+            sample = timer(sides[name].call, args)
+            events[name].append(sample.event_ms)
+            walls[name].append(sample.wall_ms)
+            if inspect:
+                inspect(name, rounds, label, args, sample.output)
+            del sample, args
+        rounds += 1
+        converged = rounds >= 2 and all(summarize(s).rse <= settings.target_rse for s in events.values())
+        over_budget = time.monotonic() - started >= settings.budget_s
+        if rounds >= settings.max_runs or (rounds >= settings.min_runs and converged) \
+                or (rounds >= min(3, settings.min_runs) and over_budget):
+            break
+    return {name: summarize(events[name], walls[name]) for name in names}, converged

@@ -1,0 +1,148 @@
+"""`harness bench`: the throughput benchmark (harness/eval/bench.py) from the command line."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+from harness.cli.console import UsageError, emit_json, err, fmt, out, positive
+from harness.config import load_settings
+from harness.device import devices_like, discover
+from harness.eval.bench import SHAPES, Bench, Measurement
+from harness.types import TARGETS
+
+STAGES = ("build", "queue", "eval", "setup", "check", "time")
+
+
+def cmd_bench(args) -> int:
+    device = discover(args.target)
+    shapes = args.shapes.split(",") if args.shapes else list(SHAPES[device.target])
+    if args.serial < 0:
+        raise UsageError(f"--serial must be 0 or more, got {args.serial}")
+    unknown = [s for s in shapes if s not in SHAPES[device.target]]
+    if unknown:
+        raise UsageError(f"--shapes: {', '.join(unknown)} not a shape for target {device.target} "
+                         f"(choose from {', '.join(SHAPES[device.target])})")
+    results_dir = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="harness-bench-"))
+    settings = load_settings(results_dir=results_dir, db_path=None, force=True, rebuild=False,
+                             build_workers=args.build_workers,
+                             timing={"budget_s": args.timing_budget})
+    bench = Bench(device, settings, args.problem)
+    passes: list[Measurement] = []
+    try:
+        err.print(f"[dim]bench on {escape(device.name)} ({device.target}); problem {bench.problem.id}; "
+                  f"{settings.build_workers} build workers; results in {results_dir}[/]")
+        err.print(f"[dim]prepared the clean baseline, the peaks and a warm-up build per shape in "
+                  f"{bench.prepare(shapes):.1f} s[/]")
+        for shape in shapes:
+            err.print(f"[bold]{shape}[/]: {args.candidates} distinct candidates, pipelined ...")
+            jobs = bench.jobs(shape, args.candidates, "pipelined")
+            passes.append(bench.pipelined(jobs, args.gpus or 0))
+            report_pass(passes[-1])
+            if args.serial:
+                err.print(f"[bold]{shape}[/]: {args.serial} other distinct candidates, one at a time ...")
+                passes.append(bench.one_at_a_time(bench.jobs(shape, args.serial, "serial")))
+                report_pass(passes[-1])
+            if args.scaling:
+                passes.extend(scaling(bench, jobs))
+    finally:
+        bench.close()
+        if not args.results_dir and not args.keep:
+            shutil.rmtree(results_dir, ignore_errors=True)
+    ratios = speedups(passes)
+    if args.json:
+        emit_json({"device": device.name, "target": device.target, "problem": bench.problem.id,
+                   "build_workers": settings.build_workers, "passes": [p.summary() for p in passes],
+                   "ratios": ratios})
+    else:
+        show(passes, ratios)
+    return 0
+
+
+def scaling(bench: Bench, jobs) -> list[Measurement]:
+    """The same (now built) batch evaluated again on one GPU, then on every GPU: evaluation throughput alone."""
+    gpus = len(devices_like(bench.device))
+    if gpus < 2:
+        err.print("[yellow]--scaling needs two GPUs of the same model; one is visible[/]")
+        return []
+    found = []
+    for count in (1, gpus):
+        err.print(f"builds cached, evaluating on {count} GPU(s) ...")
+        found.append(bench.pipelined(jobs, count, mode=f"cached-{count}gpu"))
+        report_pass(found[-1])
+    return found
+
+
+def speedups(passes: list[Measurement]) -> dict[str, float]:
+    """pipelined / one-at-a-time per shape, and many GPUs / one with builds cached."""
+    ratios = {}
+    by_mode = {(p.mode, p.shape): p for p in passes}
+    for (mode, shape), p in by_mode.items():
+        serial = by_mode.get(("one-at-a-time", shape))
+        if mode == "pipelined" and serial and serial.per_min:
+            ratios[f"{shape}: pipelined / one-at-a-time"] = round(p.per_min / serial.per_min, 2)
+    cached = sorted((p for p in passes if p.mode.startswith("cached-")), key=lambda p: p.devices)
+    if len(cached) >= 2 and cached[0].per_min:
+        ratios[f"{cached[-1].devices} GPUs / 1 GPU (builds cached)"] = round(cached[-1].per_min / cached[0].per_min, 2)
+    return ratios
+
+
+def report_pass(p: Measurement) -> None:
+    s = p.summary()
+    bad = {k: v for k, v in s["statuses"].items() if k != "correct"}
+    err.print(f"  {s['candidates']} in {s['wall_s']:.1f} s = [bold]{s['per_min']:.1f}/min[/]"
+              + (f" [red]not correct: {bad}[/]" if bad else ""))
+    for r in p.results:
+        if r.status != "correct" and r.error:
+            err.print(f"  [red]{r.status}[/]: {escape(r.error.splitlines()[0])}")
+            break
+
+
+def show(passes: list[Measurement], ratios: dict[str, float]) -> None:
+    table = Table(title="throughput (stage columns: mean seconds per candidate)")
+    for name in ("pass", "shape", "devices", "candidates", "wall s", "per min", *STAGES, "busy", "overhead s"):
+        table.add_column(name, justify="left" if name in ("pass", "shape") else "right")
+    for p in passes:
+        s = p.summary()
+        table.add_row(p.mode, p.shape, str(p.devices), str(s["candidates"]), f"{p.wall_s:.1f}", f"{p.per_min:.1f}",
+                      *(fmt(s["stages_s"][name], ".2f") for name in STAGES), f"{p.busy:.0%}",
+                      fmt(p.overhead, ".2f"))
+    out.print(table)
+    for name, ratio in ratios.items():
+        out.print(f"{name}: [bold]{ratio:.2f}x[/]")
+    out.print("[dim]busy: share of the wall time each device spent checking and timing; overhead: per candidate, "
+              "its evaluation beyond checking and timing (child start, imports, model construction)[/]")
+
+
+def add_parser(sub) -> None:
+    bench = sub.add_parser(
+        "bench", help="throughput benchmark: distinct candidates per minute, pipelined vs one at a time",
+        description="Generate a batch of distinct candidates (relu kernel variants; cuda shapes: lean = no torch "
+                    "header in the .cu, torch = torch/extension.h in the .cu; cpu: C++), evaluate them end to end "
+                    "through the pipelined executor (builds on the CPUs overlapped with one evaluation per GPU), then "
+                    "evaluate --serial other ones one at a time (build, then evaluate in a fresh process), and "
+                    "print candidates/min, mean seconds per stage, device busy share, per-candidate overhead and "
+                    "the ratio. Uses a fresh results directory (deleted afterwards) so every build is cold.")
+    bench.add_argument("--target", choices=TARGETS, help="default: cuda if a GPU is visible")
+    bench.add_argument("--problem", metavar="ID_OR_PATH",
+                       help="a relu problem to evaluate on (default: level1/relu, 16384x49152, on cuda; cpu/relu, "
+                            "4096x1024, on cpu); a small one measures the harness rather than the problem's cost")
+    bench.add_argument("--candidates", type=positive(int), default=32, metavar="N",
+                       help="distinct candidates per shape for the pipelined pass (32)")
+    bench.add_argument("--serial", type=int, default=3, metavar="M",
+                       help="distinct candidates per shape evaluated one at a time, for the ratio (3; 0 skips)")
+    bench.add_argument("--shapes", metavar="LIST", help="comma-separated: lean,torch on cuda (both), cpp on cpu")
+    bench.add_argument("--gpus", type=positive(int), metavar="N", help="GPUs for the pipelined pass (default: all)")
+    bench.add_argument("--scaling", action="store_true",
+                       help="also evaluate the built batch again on 1 GPU and on all: evaluation throughput alone")
+    bench.add_argument("--build-workers", type=positive(int), metavar="N", help="parallel builds (default: CPUs)")
+    bench.add_argument("--timing-budget", type=positive(float), metavar="S",
+                       help="seconds of timing per candidate (default 5, as in evaluations)")
+    bench.add_argument("--results-dir", metavar="DIR", help="keep everything here instead of a temporary directory")
+    bench.add_argument("--keep", action="store_true", help="keep the temporary results directory")
+    bench.add_argument("--json", action="store_true", help="one JSON object with every pass on stdout")
+    bench.set_defaults(func=cmd_bench)

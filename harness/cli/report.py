@@ -1,0 +1,268 @@
+"""`harness baseline`, `harness report` and `harness runs`: what results are measured against, and how
+they compare."""
+
+from __future__ import annotations
+
+import difflib
+from datetime import datetime
+from pathlib import Path
+
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from harness.cli.console import (
+    UsageError,
+    emit_json,
+    err,
+    fmt,
+    out,
+    positive,
+    problem_root,
+)
+from harness.cli.problems import memory_filter
+from harness.config import load_settings
+from harness.device import discover
+from harness.eval import cpu_ceiling
+from harness.eval.baseline import device_peaks, measure_baselines
+from harness.problems import index as problem_index
+from harness.process import write_atomic
+from harness.report.leaderboard import (
+    ProblemContext,
+    problem_record,
+    render,
+    render_runs,
+    run_board,
+    summary_record,
+    to_csv,
+)
+from harness.store import Store
+from harness.types import BASELINE_KINDS, TARGETS, Baseline, Peaks, Problem
+
+DEFAULT_SET = {"cuda": "level1", "cpu": "cpu"}
+# With no model the answers are solutions/reference/: every set of the target, so all of them run.
+OFFLINE_SET = {"cuda": "level1,level2,level3", "cpu": "cpu"}
+KIND_LABEL = {"eager": "eager", "compile": "compile", "compile-max-autotune": "max-autotune"}
+
+
+# ---- harness baseline ----
+
+def _kinds(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in BASELINE_KINDS]
+    if unknown or not kinds:
+        raise UsageError(f"unknown baseline kind {', '.join(unknown) or repr(text)}; "
+                         f"choose from {', '.join(BASELINE_KINDS)}")
+    return ("eager", *(k for k in kinds if k != "eager"))  # eager is the anchor of every ratio
+
+
+def peaks_line(device: str, peaks: Peaks | None) -> str:
+    if peaks is None:
+        return f"{device}: peaks could not be measured (see results/cache/baselines/peaks-*.log)"
+    gemm = ", ".join(f"{k} {v:,.3g}" for k, v in peaks.tflops.items())
+    line = f"{device}: memory {peaks.bandwidth_gbs:,.1f} GB/s (large copy, read + write); GEMM TFLOP/s: {gemm}"
+    if cpu_ceiling.contended(peaks):
+        line += (f" (measured while other processes used {peaks.foreign_cpu:.0%} of the cores: too low, and no "
+                 "memory ceiling for faster_than_light until a measurement runs uncontended)")
+    return line
+
+
+def baseline_record(problem: Problem, found: dict[str, Baseline], error: str | None, peaks: Peaks | None,
+                    dtype: str) -> dict:
+    eager = found.get("eager")
+    context = ProblemContext(eager=eager, peaks=peaks, dtype=dtype)
+    kinds = {}
+    for kind, b in found.items():
+        ms = b.timing.median_ms if b.timing else None
+        kinds[kind] = {"median_ms": ms, "rse": b.timing.rse if b.timing else None, "n": b.timing.n if b.timing else None,
+                       "sol_fraction": context.sol_fraction(ms),
+                       "speedup_vs_eager": b.eager_ms / ms if b.eager_ms and ms else None, "error": b.error}
+    return {"problem": problem.id, "error": error, "sol_ms": context.sol_ms,
+            "bytes_moved": eager.bytes_moved if eager else None, "flops": eager.flops if eager else None,
+            "baselines": kinds}
+
+
+def cmd_baseline(args) -> int:
+    kinds = _kinds(args.kinds)
+    device = discover(args.target)
+    settings = load_settings(results_dir=args.results_dir, db_path=args.db, timing={"budget_s": args.timing_budget})
+    selector = ",".join([*(args.problem or []), *filter(None, [args.problems])]) or DEFAULT_SET[device.target]
+    problems = memory_filter(problem_index.select(selector, problem_root(args)), args.max_memory_gb)
+    wrong = [p.id for p in problems if p.target != device.target]
+    if wrong:
+        err.print(f"[yellow]note:[/] {len(wrong)} problems are meant for the other target, measured on "
+                  f"{device.target} anyway: {escape(', '.join(wrong[:5]))}", soft_wrap=True)
+    err.print(f"[dim]baselines {', '.join(kinds)} of {len(problems)} problems on {escape(device.name)} "
+              f"({device.target}); results in {settings.db}[/]", soft_wrap=True)
+    records = []
+    with Store(settings.db) as store:
+        peaks = device_peaks(device, settings, store, force=args.force)
+        err.print(peaks_line(device.name, peaks), highlight=False, soft_wrap=True)
+        progress = Progress(TextColumn("baselines"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=err, transient=True, disable=not err.is_terminal)
+
+        def done(problem: Problem, found: dict[str, Baseline], error: str | None) -> None:
+            records.append(baseline_record(problem, found, error, peaks, settings.dtype))
+            progress.advance(task)
+            if error:
+                progress.console.print(f"[red]failed[/] {escape(problem.id)}: {escape(error)}", soft_wrap=True)
+
+        with progress:
+            task = progress.add_task("baselines", total=len(problems))
+            measure_baselines(problems, device, settings, store, kinds, force=args.force, on_problem=done)
+    order = {p.id: i for i, p in enumerate(problems)}
+    records.sort(key=lambda r: order[r["problem"]])
+    if args.json:
+        emit_json({"device": device.name, "target": device.target, "dtype": settings.dtype,
+                   "peaks": peaks.model_dump() if peaks else None, "problems": records})
+        return 0
+    table = Table(title=f"baselines on {escape(device.name)} ({settings.dtype}); % SOL = lower bound / time",
+                  title_justify="left")
+    table.add_column("problem")
+    for kind in kinds:
+        table.add_column(f"{KIND_LABEL[kind]} ms", justify="right")
+        table.add_column("% SOL", justify="right")
+    for name in ("SOL ms", "MB moved", "GFLOP"):
+        table.add_column(name, justify="right")
+    table.add_column("notes", overflow="fold")
+    for r in records:
+        cells, notes = [], [r["error"]] if r["error"] else []
+        for kind in kinds:
+            b = r["baselines"].get(kind, {})
+            cells += [fmt(b.get("median_ms"), ".3f"), fmt(b.get("sol_fraction") and 100 * b["sol_fraction"], ".0f")]
+            if b.get("error"):
+                notes.append(f"{KIND_LABEL[kind]}: {b['error'][:300]}")
+        table.add_row(escape(r["problem"]), *cells, fmt(r["sol_ms"], ".3f"),
+                      fmt(r["bytes_moved"] and r["bytes_moved"] / 1e6, ",.1f"), fmt(r["flops"] and r["flops"] / 1e9, ",.2f"),
+                      escape("; ".join(notes)))
+    out.print(table)
+    return 0
+
+
+# ---- harness report / runs ----
+
+def _open_store(args) -> Store:
+    settings = load_settings(results_dir=args.results_dir, db_path=args.db)
+    if not settings.db.is_file():
+        raise UsageError(f"no results yet: {settings.db} does not exist (run `harness run` or `harness eval` first)")
+    return Store(settings.db)
+
+
+def _pick(names: list[str], wanted: str) -> str:
+    if wanted in names:
+        return wanted
+    close = difflib.get_close_matches(wanted, names, n=3)
+    raise UsageError(f"unknown run {wanted!r}" + (f"; did you mean {', '.join(close)}?" if close
+                                                  else "; `harness runs` lists them"))
+
+
+def cmd_report(args) -> int:
+    if (args.price_in is None) != (args.price_out is None):
+        raise UsageError("give both --price-in and --price-out (USD per million prompt / completion tokens)")
+    prices = (args.price_in, args.price_out) if args.price_in is not None else None
+    with _open_store(args) as store:
+        runs = store.runs()
+        if not runs:
+            raise UsageError(f"{store.path} holds no runs yet")
+        by_name = {r.name: r for r in runs}
+        if args.run:
+            chosen = [_pick(list(by_name), args.run)]
+        elif args.runs:
+            chosen = [_pick(list(by_name), name.strip()) for name in args.runs.split(",") if name.strip()]
+        else:
+            chosen = list(by_name)
+        boards = [run_board(store, by_name[name], prices) for name in chosen]
+    if args.html:
+        from harness.report.html import render_html
+
+        path = Path(args.html)
+        try:
+            write_atomic(path, render_html(boards, generated_at=datetime.now().isoformat(timespec="seconds")))
+        except OSError as exc:
+            raise UsageError(f"cannot write the HTML report to {path}: {exc.strerror}") from None
+        err.print(f"wrote {escape(str(path))} ({len(boards)} run{'' if len(boards) == 1 else 's'})")
+    single = args.run is not None
+    if args.json:
+        emit_json(boards[0].model_dump() if single else {"runs": [b.summary.model_dump() for b in boards]})
+    elif args.csv:
+        records = ([problem_record(boards[0].summary.run, row) for row in boards[0].problems] if single
+                   else [summary_record(b.summary) for b in boards])
+        out.file.write(to_csv(records))
+    elif single:
+        render(boards[0], out)
+    elif not args.html:
+        render_runs([b.summary for b in boards], out)
+    return 0
+
+
+def cmd_runs(args) -> int:
+    with _open_store(args) as store:
+        runs = store.runs()
+    if args.json:
+        emit_json([r.__dict__ for r in runs])
+        return 0
+    table = Table()
+    for name in ("run", "created", "kind", "model", "target", "device", "evaluations", "answers", "tokens"):
+        table.add_column(name)
+    for r in runs:
+        table.add_row(escape(r.name), r.created_at, r.kind, escape(r.model or "-"), r.target, escape(r.device_name),
+                      str(r.evaluations), str(r.requests), f"{r.tokens:,}")
+    out.print(table)
+    return 0
+
+
+def add_parsers(sub, problems_opts, store_opts) -> None:
+    base = sub.add_parser(
+        "baseline", parents=[problems_opts, store_opts],
+        help="measure the eager and torch.compile baselines and the device's peaks",
+        description="For each problem, time the eager reference and torch.compile (default mode and "
+                    "max-autotune-no-cudagraphs) with the evaluation protocol, in a clean child process; measure the "
+                    "device's memory bandwidth (a large copy) and GEMM FLOP/s per dtype. Everything is cached per "
+                    "problem hash, device, torch version and dtype (--force measures again); a torch.compile that "
+                    "fails is recorded, not fatal. Prints each baseline's time and its share of the speed of light "
+                    "(the problem's minimal bytes and FLOPs at the measured peaks). Reports then show every result's "
+                    "speedup over the best torch.compile mode too.")
+    base.add_argument("--problems", metavar="SELECTOR",
+                      help="comma-separated sets (level1, cpu), directories, ids or .py paths (default: level1 on "
+                           "cuda, cpu on cpu)")
+    base.add_argument("--problem", action="append", metavar="ID_OR_PATH", help="one problem (repeatable)")
+    base.add_argument("--target", choices=TARGETS, help="cuda or cpu (default: cuda if a GPU is visible)")
+    base.add_argument("--kinds", default=",".join(BASELINE_KINDS), metavar="K1,K2",
+                      help=f"which baselines: {', '.join(BASELINE_KINDS)} (default: all; eager is always measured)")
+    base.add_argument("--force", action="store_true", help="measure again even if stored")
+    base.add_argument("--timing-budget", type=positive(float), metavar="S",
+                      help="seconds of timing per baseline before stopping unconverged (default 5)")
+    base.add_argument("--max-memory-gb", type=positive(float), metavar="GB",
+                      help="skip problems that declare needing more GPU memory than this (MEMORY_GB)")
+    base.add_argument("--json", action="store_true", help="machine-readable output: device, peaks, and per problem "
+                                                          "each baseline's median, share of SOL and error")
+    base.set_defaults(func=cmd_baseline)
+
+    rep = sub.add_parser(
+        "report", parents=[store_opts], help="leaderboard: runs side by side, or one run's problems",
+        description="Without --run: every stored run (or --runs) side by side: correctness, fast_p, geometric mean "
+                    "speedup over eager and over the best torch.compile mode, median share of the speed of light, "
+                    "tokens and cost. With --run NAME: that run's problems (best speedup, statuses, % SOL, flags). "
+                    "--html PATH writes one self-contained page with plots (fast_p curves, speedup distribution, "
+                    "per-problem speed-of-light bars, the generated -> compiled -> correct -> faster funnel).")
+    rep.add_argument("--run", metavar="NAME", help="one run's per-problem table")
+    rep.add_argument("--runs", metavar="A,B", help="only these runs, side by side")
+    formats = rep.add_mutually_exclusive_group()
+    formats.add_argument("--json", action="store_true", help="machine-readable output: a run's leaderboard with "
+                                                             "--run, else {runs: [summary, ...]}")
+    formats.add_argument("--csv", action="store_true", help="CSV: one row per problem with --run, else per run")
+    rep.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report with plots")
+    rep.add_argument("--price-in", type=float, metavar="USD", help="price per million prompt tokens (default: the "
+                                                                    "run's own, if it was given)")
+    rep.add_argument("--price-out", type=float, metavar="USD", help="price per million completion tokens")
+    rep.set_defaults(func=cmd_report)
+
+    runs = sub.add_parser("runs", parents=[store_opts], help="list stored runs")
+    runs.add_argument("--json", action="store_true", help="machine-readable output")
+    runs.set_defaults(func=cmd_runs)

@@ -1,0 +1,279 @@
+"""The throughput benchmark: how many distinct candidates per minute the harness builds, checks and times.
+
+A batch of distinct candidates (variants of a few relu kernels: the body, block size and vector width
+vary, plus a tag unique to the invocation so no build is ever cached) is evaluated end to end through the
+pipelined executor, then a slice of an equally fresh batch one at a time (build, then evaluate in a new
+process, candidate after candidate, as KernelBench does), and the rates are compared.
+
+Shapes (cuda): `lean` puts only the kernel and a raw-pointer launcher in the .cu (no torch header; the
+binding is C++); `torch` includes torch/extension.h in the .cu, as most model answers do. On the cpu
+target every candidate is C++ (`cpp`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from harness.config import Settings
+from harness.device import devices_like
+from harness.eval.baseline import device_peaks, measure_baselines
+from harness.eval.build import build
+from harness.eval.candidate import candidate_from_source
+from harness.eval.pipeline import evaluate
+from harness.eval.scheduler import Job, evaluate_built
+from harness.problems.index import resolve
+from harness.store import Store
+from harness.types import DeviceInfo, EvalResult
+
+SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}
+PROBLEMS = {"cuda": "level1/relu", "cpu": "cpu/relu"}
+BODIES = ("v > 0.f ? v : 0.f", "fmaxf(v, 0.f)", "v * (v > 0.f)")
+BLOCKS = (128, 256, 512, 1024)
+WIDTHS = (1, 4)  # floats per load: scalar, or float4
+
+
+def variants() -> itertools.cycle:
+    return itertools.cycle(itertools.product(BODIES, BLOCKS, WIDTHS))
+
+
+def cuda_kernel(body: str, width: int, tag: str) -> str:
+    load = "const float4 q = reinterpret_cast<const float4*>(x)[i];" if width == 4 else "const float v = x[i];"
+    if width == 4:
+        store = ("float4 r; float v; v = q.x; r.x = BODY; v = q.y; r.y = BODY; v = q.z; r.z = BODY; v = q.w; r.w = BODY;"
+                 " reinterpret_cast<float4*>(out)[i] = r;").replace("BODY", body)
+    else:
+        store = f"out[i] = {body};"
+    return f"""
+// {tag}
+__global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ out, int64_t n) {{
+    const int64_t count = n / {width};
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {{
+        {load}
+        {store}
+    }}
+    for (int64_t i = count * {width} + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {{
+        const float v = x[i];
+        out[i] = {body};
+    }}
+}}
+"""
+
+
+def lean_source(body: str, block: int, width: int, tag: str) -> str:
+    return f'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CUDA = r"""
+#include <cuda_runtime.h>
+#include <cstdint>
+{cuda_kernel(body, width, tag)}
+void launch_relu(const float* x, float* out, int64_t n, cudaStream_t stream) {{
+    relu_kernel<<<1056, {block}, 0, stream>>>(x, out, n);
+}}
+"""
+
+CPP = r"""
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+
+void launch_relu(const float* x, float* out, int64_t n, cudaStream_t stream);
+
+torch::Tensor relu(torch::Tensor x) {{
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    launch_relu(xc.data_ptr<float>(), out.data_ptr<float>(), xc.numel(), c10::cuda::getCurrentCUDAStream());
+    return out;
+}}
+"""
+
+ext = load_inline(name="bench_relu", cpp_sources=CPP, cuda_sources=CUDA, functions=["relu"],
+                  no_implicit_headers=True, extra_cuda_cflags=["-O3"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.relu(x)
+'''
+
+
+def torch_source(body: str, block: int, width: int, tag: str) -> str:
+    return f'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CUDA = r"""
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+{cuda_kernel(body, width, tag)}
+torch::Tensor relu(torch::Tensor x) {{
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    relu_kernel<<<1056, {block}, 0, c10::cuda::getCurrentCUDAStream()>>>(
+        xc.data_ptr<float>(), out.data_ptr<float>(), xc.numel());
+    return out;
+}}
+"""
+
+ext = load_inline(name="bench_relu", cpp_sources="torch::Tensor relu(torch::Tensor x);", cuda_sources=CUDA,
+                  functions=["relu"], extra_cuda_cflags=["-O3"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.relu(x)
+'''
+
+
+def cpp_source(body: str, block: int, width: int, tag: str) -> str:
+    # block and width become the loop's unroll factor on the CPU
+    unroll = max(1, block // 128) * width
+    return f'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""
+// {tag}
+#include <cmath>
+torch::Tensor relu(torch::Tensor x) {{
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    const float* in = xc.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    const int64_t n = xc.numel();
+    at::parallel_for(0, n, 1 << 16, [&](int64_t begin, int64_t end) {{
+        #pragma GCC unroll {unroll}
+        for (int64_t i = begin; i < end; ++i) {{
+            const float v = in[i];
+            o[i] = {body.replace("fmaxf", "std::fmax")};
+        }}
+    }});
+    return out;
+}}
+"""
+
+ext = load_inline(name="bench_relu", cpp_sources=CPP, functions=["relu"], extra_cflags=["-O3"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.relu(x)
+'''
+
+
+SOURCES: dict[str, Callable[[str, int, int, str], str]] = {"lean": lean_source, "torch": torch_source,
+                                                            "cpp": cpp_source}
+
+
+def batch(shape: str, n: int, salt: str) -> list[str]:
+    """`n` distinct sources of `shape`: variants of the relu kernel, each tagged uniquely."""
+    make = SOURCES[shape]
+    return [make(body, block, width, f"bench {salt} {shape} {i}")
+            for i, (body, block, width) in zip(range(n), variants())]
+
+
+@dataclass
+class Measurement:
+    """One pass over a batch: its wall time and each candidate's stages."""
+
+    mode: str
+    shape: str
+    devices: int
+    wall_s: float
+    results: list[EvalResult] = field(default_factory=list)
+
+    @property
+    def per_min(self) -> float:
+        return 60.0 * len(self.results) / self.wall_s if self.wall_s > 0 else 0.0
+
+    def stage(self, name: str) -> float | None:
+        values = [r.stages[name] for r in self.results if name in r.stages]
+        return statistics.fmean(values) if values else None
+
+    @property
+    def busy(self) -> float:
+        """Share of the wall time each device spent checking and timing (the work it exists for)."""
+        work = sum(r.stages.get("check", 0.0) + r.stages.get("time", 0.0) for r in self.results)
+        return work / (self.wall_s * self.devices) if self.wall_s > 0 else 0.0
+
+    @property
+    def overhead(self) -> float | None:
+        """Per candidate, beyond its build and its checking and timing: waiting for a child, importing the
+        problem and the candidate, constructing both models, reporting."""
+        values = [r.stages["eval"] - r.stages.get("check", 0.0) - r.stages.get("time", 0.0)
+                  for r in self.results if "eval" in r.stages]
+        return statistics.fmean(values) if values else None
+
+    def summary(self) -> dict:
+        statuses: dict[str, int] = {}
+        for r in self.results:
+            statuses[r.status] = statuses.get(r.status, 0) + 1
+        return {"mode": self.mode, "shape": self.shape, "devices": self.devices, "candidates": len(self.results),
+                "wall_s": round(self.wall_s, 2), "per_min": round(self.per_min, 2), "statuses": statuses,
+                "stages_s": {name: None if self.stage(name) is None else round(self.stage(name), 3)
+                             for name in ("build", "queue", "eval", "setup", "check", "time")},
+                "device_busy": round(self.busy, 3),
+                "overhead_s": None if self.overhead is None else round(self.overhead, 3)}
+
+
+class Bench:
+    """Runs the passes on one problem, in a results directory of its own."""
+
+    def __init__(self, device: DeviceInfo, settings: Settings, problem: str | None = None, problems_dir=None):
+        self.device = device
+        self.settings = settings
+        self.problem = resolve(problem or PROBLEMS[device.target], problems_dir)
+        self.salt = secrets.token_hex(4)
+        self.store = Store(settings.db)
+
+    def prepare(self, shapes: list[str]) -> float:
+        """Outside every clock, what a machine does once: measure the device's peaks and the problem's clean
+        baseline, and build one candidate per shape (which makes the precompiled header of its flags)."""
+        start = time.monotonic()
+        device_peaks(self.device, self.settings, self.store)
+        measure_baselines([self.problem], self.device, self.settings, self.store)
+        for shape in shapes:
+            for job in self.jobs(shape, 1, "warm-up"):
+                build(job.candidate, self.device, self.settings.cache_dir, self.settings.build_timeout_s,
+                      self.settings.max_jobs)
+        return time.monotonic() - start
+
+    def jobs(self, shape: str, n: int, part: str) -> list[Job]:
+        return [Job(self.problem, candidate_from_source(s)) for s in batch(shape, n, f"{self.salt}-{part}")]
+
+    def pipelined(self, jobs: list[Job], gpus: int = 0, mode: str = "pipelined") -> Measurement:
+        """The harness as `harness eval` runs it: static rules, builds overlapped with evaluations, the store."""
+        settings = self.settings.model_copy(update={"gpus": gpus})
+        devices = devices_like(self.device, gpus)
+        start = time.monotonic()
+        recorded = evaluate(jobs, device=self.device, settings=settings, store=self.store,
+                            run=f"bench-{self.salt}-{mode}", kind="bench")
+        return Measurement(mode, shape_of(jobs), len(devices), time.monotonic() - start, [r for _, r in recorded])
+
+    def one_at_a_time(self, jobs: list[Job], on_done: Callable[[EvalResult], None] | None = None) -> Measurement:
+        """The simple way: build, then evaluate in a fresh process, candidate after candidate, one device."""
+        start = time.monotonic()
+        results = []
+        for job in jobs:
+            built = build(job.candidate, self.device, self.settings.cache_dir, self.settings.build_timeout_s,
+                          self.settings.max_jobs)
+            result = evaluate_built(job, built, self.device, self.settings, secrets.randbits(63))
+            result = result.model_copy(update={"stages": {"build": built.duration_s, **result.stages}})
+            results.append(result)
+            if on_done:
+                on_done(result)
+        return Measurement("one-at-a-time", shape_of(jobs), 1, time.monotonic() - start, results)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def shape_of(jobs: list[Job]) -> str:
+    source = jobs[0].candidate.source if jobs else ""
+    return "lean" if "no_implicit_headers=True" in source else "cpp" if "cuda_sources" not in source else "torch"

@@ -1,0 +1,181 @@
+"""Builds: every distinct candidate source is imported once, in a child process, in its own
+directory keyed by a hash, with the compiler's full output captured.
+
+The candidate calls `load_inline` (or `load`) at import. In the build child those functions are
+wrapped so each call builds under `<build dir>/ext<i>_<name>/` (so two candidates that both name
+their extension "reverse_cumsum" never collide) and is recorded in `manifest.json`; in the
+evaluation child the same wrapper imports the recorded `.so` directly, without ninja or locks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import hashlib
+import importlib.metadata
+import platform
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from harness.process import (
+    CANDIDATE_FILE,
+    CANDIDATE_STARTS,
+    HARNESS_FAILED,
+    LOG_FILE,
+    MANIFEST_FILE,
+    NO_GPU_HINT,
+    PCH_RETRY,
+    RESULT_FILE,
+    child_env,
+    run_child,
+    tail,
+    write_atomic,
+)
+from harness.types import BuildResult, Candidate, DeviceInfo
+
+BUILD_PROTOCOL = 2  # 2: a PCH keyed by torch's own flags, with the header beside it; harness_error
+
+
+@functools.lru_cache(maxsize=1)
+def torch_version() -> str:
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
+
+
+@functools.lru_cache(maxsize=1)
+def harness_version() -> str:
+    try:
+        return importlib.metadata.version("kernel-harness")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def build_sha256(candidate: Candidate, device: DeviceInfo) -> str:
+    """What makes a built extension reusable: the source and everything it was compiled against."""
+    parts = [f"build-protocol={BUILD_PROTOCOL}", f"target={device.target}", f"arch={device.arch}",
+             f"torch={torch_version()}", f"python={sys.version_info[:2]}", f"machine={platform.machine()}",
+             candidate.sha256]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def extension_env(device: DeviceInfo, cache_dir: Path) -> dict[str, str]:
+    """What every child that may touch load_inline needs: a cache of ours and the pinned CUDA arch."""
+    extra = {"TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions")}
+    if device.arch:
+        extra["TORCH_CUDA_ARCH_LIST"] = device.arch
+    return extra
+
+
+def build_env(device: DeviceInfo, cache_dir: Path, max_jobs: int) -> dict[str, str]:
+    extra = {**extension_env(device, cache_dir), "MAX_JOBS": str(max_jobs)}
+    if device.target == "cuda":
+        extra["CUDA_VISIBLE_DEVICES"] = ""  # no GPU for the builder: builds run beside evaluations
+    return child_env(extra)
+
+
+_COMPILER_ERROR = re.compile(r"\berror\b[:(]|: error ", re.IGNORECASE)
+_EXCEPTION = re.compile(r"^[A-Za-z_.]*(Error|Exception)\b")
+_EXT_DIR = re.compile(r"\S*/ext\d+_[^/\s]*/")
+
+
+def _is_compiler_error(line: str) -> bool:
+    return bool(_COMPILER_ERROR.search(line)) and not line.lstrip().startswith(("ninja: build stopped", "FAILED:"))
+
+
+def final_attempt(log: str) -> str:
+    """The log from the last build without the precompiled header on: a failed attempt with it is not
+    what the candidate's build did."""
+    return log.rsplit(PCH_RETRY, 1)[-1]
+
+
+def summarize_failure(log: str) -> str:
+    """The lines a user (or a model) needs: compiler errors first, else the final exception."""
+    log = final_attempt(log)
+    lines = log.splitlines()
+    errors = [ln.strip() for ln in lines if _is_compiler_error(ln)]
+    exception = next((ln.strip() for ln in reversed(lines) if _EXCEPTION.match(ln.strip())), "")
+    picked = list(dict.fromkeys(errors))[:6]
+    if exception and exception not in picked:
+        picked.append(exception)
+    if NO_GPU_HINT in log:
+        picked.append(NO_GPU_HINT)
+    return "\n".join(picked) if picked else tail(log, 8)
+
+
+def error_lines(log: str, limit: int = 40) -> str:
+    """For a model: each error line with the two after it (code and caret), build paths removed."""
+    log = final_attempt(log)
+    lines = [_EXT_DIR.sub("", line.rstrip()) for line in log.splitlines()]
+    keep: set[int] = set()
+    for i, line in enumerate(lines):
+        if _is_compiler_error(line) or _EXCEPTION.match(line.strip()):
+            keep.update(range(i, min(i + 3, len(lines))))
+    text = "\n".join(list(dict.fromkeys(lines[i] for i in sorted(keep)))[:limit])
+    return text or tail(log, 15)
+
+
+def log_excerpt(log: str, lines: int = 20) -> str:
+    """The end of the compiler's output: the log up to the Python traceback that follows it."""
+    log = final_attempt(log)
+    cut = log.find("Traceback (most recent call last):")
+    head = log[:cut] if cut > 0 else log
+    return tail(head, lines)
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path):
+    """A kernel-held lock: released even if this process dies, unlike torch's `lock` file."""
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: float = 600.0,
+          max_jobs: int = 2, force: bool = False) -> BuildResult:
+    """Build `candidate` (import it once) unless the same key was built before, here or elsewhere;
+    `force` builds again from an empty directory."""
+    key = build_sha256(candidate, device)
+    directory = (cache_dir / "builds" / key[:32]).resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    with _exclusive(directory / ".harness-lock"):
+        done = directory / RESULT_FILE
+        if done.is_file() and not force:
+            return BuildResult.model_validate_json(done.read_text()).model_copy(update={"cached": True})
+        done.unlink(missing_ok=True)
+        for entry in directory.iterdir():  # what an earlier build left: extensions, torch's stale `lock` files
+            if entry.name != ".harness-lock":
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        (directory / CANDIDATE_FILE).write_text(candidate.source)
+        log_path = directory / LOG_FILE
+        outcome = run_child(["build", str(directory)], env=build_env(device, cache_dir, max_jobs),
+                            timeout_s=timeout_s, log_path=log_path, cwd=directory)
+        log = log_path.read_text(errors="replace")
+        started = CANDIDATE_STARTS in log
+        if outcome.timed_out:  # what it left (torch's `lock` files among it) is cleared by the next build
+            return BuildResult(status="timeout" if started else "harness_error", build_sha256=key,
+                               directory=str(directory), duration_s=outcome.duration_s, log=log,
+                               error=f"build {outcome.describe()} (--build-timeout)")
+        if not started or outcome.returncode == HARNESS_FAILED:
+            # The child failed before the candidate's code ran (or after, in the harness's own steps).
+            return BuildResult(status="harness_error", build_sha256=key, directory=str(directory),
+                               duration_s=outcome.duration_s, log=log,
+                               error=f"harness error: the build child {outcome.describe()}\n{tail(log, 8)}")
+        ok = outcome.returncode == 0 and (directory / MANIFEST_FILE).is_file()
+        result = BuildResult(
+            status="ok" if ok else "compile_error", build_sha256=key, directory=str(directory),
+            duration_s=outcome.duration_s, log=log,
+            error=None if ok else summarize_failure(log) or outcome.describe(),
+        )
+        # Only the builder's own verdicts (exit 0 or 1) are kept. A build killed by a signal (Ctrl-C,
+        # the OOM killer) or by its timeout is retried next time, perhaps on a quieter machine.
+        if outcome.returncode in (0, 1):
+            write_atomic(done, result.model_dump_json())
+        return result

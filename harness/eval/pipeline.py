@@ -1,0 +1,133 @@
+"""Orchestration: candidates for problems -> (precheck | static rules | store hit | build + evaluate) -> store.
+
+The only module that knows the whole chain.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+from harness.config import Settings
+from harness.device import devices_like
+from harness.eval.baseline import device_peaks, measure_baselines
+from harness.eval.build import BUILD_PROTOCOL
+from harness.eval.candidate import load_candidate, precheck
+from harness.eval.rules import check as check_rules
+from harness.eval.scheduler import Job, result_for, run_jobs
+from harness.problems.index import REPO_ROOT
+from harness.store import Store
+from harness.types import (
+    COMPILE_KINDS,
+    Baseline,
+    BuildResult,
+    Candidate,
+    DeviceInfo,
+    EvalResult,
+    Problem,
+    merge_flags,
+)
+
+SOLUTIONS_DIR = REPO_ROOT / "solutions" / "reference"
+
+
+def default_run_name(prefix: str) -> str:
+    return f"{prefix}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+def display_path(path: Path) -> str:
+    """Relative to the working directory when inside it: shorter in tables, stable in the store."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+class Events:
+    """Progress callbacks; the CLI draws bars and lines from them, tests ignore them."""
+
+    def planned(self, builds: int, evaluations: int) -> None: ...
+    def built(self, candidate: Candidate, build: BuildResult) -> None: ...
+    def evaluated(self, result: EvalResult) -> None: ...
+
+
+def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: Store, run: str,
+             kind: str, model: str | None = None, events: Events | None = None) -> list[tuple[int, EvalResult]]:
+    """Evaluate every job, reusing stored results unless settings.force; every result is stored.
+
+    Returns (evaluation row id, result) per job, in order.
+    """
+    events = events or Events()
+    if settings.executor == "ray":  # fail on a missing Ray or an unreachable cluster before doing anything
+        from harness.eval.ray import connect
+
+        connect(settings.ray_address, device.target)
+    jobs = list(jobs)  # rule flags are added to our copy
+    store.ensure_run(run, kind=kind, target=device.target, device_name=device.name, model=model)
+    results: dict[int, tuple[int, EvalResult]] = {}
+    pending: list[int] = []
+    problem_sources = {path: Path(path).read_text() for path in {job.problem.path for job in jobs}}
+
+    def record(index: int, result: EvalResult, reused_from: int | None = None) -> None:
+        job = jobs[index]
+        row_id = store.add(run, result, candidate_source=job.candidate.source,
+                           problem_source=problem_sources[job.problem.path], reused_from=reused_from)
+        results[index] = (row_id, result)
+        events.evaluated(result)
+
+    for index, job in enumerate(jobs):
+        verdict = precheck(job.candidate.source)
+        if verdict:
+            record(index, result_for(job, device, settings.dtype, status=verdict[0], error=verdict[1]))
+            continue
+        if settings.static_rules:
+            rules = check_rules(job.candidate.source)
+            if rules.rejections:
+                record(index, result_for(job, device, settings.dtype, status="rejected", error=rules.message()))
+                continue
+            jobs[index] = job = replace(job, flags=rules.flags)
+        hit = None if settings.force else store.find(job.candidate.sha256, job.problem.sha256, device.name,
+                                                      device.target, BUILD_PROTOCOL)
+        if hit:
+            row_id, stored = hit
+            record(index, stored.model_copy(update={"cached": True, "candidate_path": job.candidate.path,
+                                                    "problem_id": job.problem.id,
+                                                    "flags": merge_flags(job.flags, stored.flags)}),
+                   reused_from=row_id)
+        else:
+            pending.append(index)
+
+    events.planned(len({jobs[i].candidate.sha256 for i in pending}), len(pending))
+    seed = secrets.randbits(63)  # secret per invocation: candidates cannot predict their inputs
+    peaks = baselines = None
+    if pending:
+        peaks = device_peaks(device, settings, store)
+        kinds = ("eager", *COMPILE_KINDS) if settings.compile_baselines else ("eager",)
+        measured = measure_baselines([jobs[i].problem for i in pending], device, settings, store, kinds)
+        baselines = {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
+
+    def rebaseline(problem: Problem, on: DeviceInfo) -> Baseline | None:
+        with Store(store.path) as own:  # called from an evaluation worker's thread: a connection of its own
+            return measure_baselines([problem], on, settings, own, force=True).get(problem.sha256, {}).get("eager")
+
+    def on_evaluated(position: int, result: EvalResult) -> None:
+        record(pending[position], result)
+
+    pending_jobs = [jobs[i] for i in pending]
+    if not pending_jobs:
+        pass
+    elif settings.executor == "ray":
+        from harness.eval.ray import run_jobs_ray
+
+        run_jobs_ray(pending_jobs, device, settings, seed, address=settings.ray_address, baselines=baselines,
+                     peaks=peaks, on_built=events.built, on_evaluated=on_evaluated)
+    else:
+        run_jobs(pending_jobs, devices_like(device, settings.gpus), settings, seed, baselines=baselines, peaks=peaks,
+                 rebaseline=rebaseline, on_built=events.built, on_evaluated=on_evaluated)
+    return [results[i] for i in range(len(jobs))]
+
+
+def candidate_jobs(problem: Problem, paths: list[str]) -> list[Job]:
+    return [Job(problem, load_candidate(p)) for p in paths]

@@ -1,0 +1,78 @@
+"""The flags on a correct result, all decided here in the parent from what the evaluation child measured
+(the child reports figures, never verdicts on them). Never imports torch.
+
+  implausible_speedup  faster than the ceiling over eager (Settings.max_speedup, default 10x)
+  faster_than_light    faster than the problem's bytes and FLOPs allow on this device (roofline.ceiling_ms: a
+                       true upper bound, on a CPU never a peak measured under load: cpu_ceiling.py)
+  reference_slowed     the reference ran slower beside the candidate than in a clean process (not raised on a
+                       result the worker flagged `contended`: other processes explain it as well; the
+                       executor evaluates such a result again and keeps the second verdict)
+  contended            other processes used the device while it was timed: the cores (the child's cpu_foreign
+                       share above cpu_ceiling.CONTENDED_SHARE; child/observe.py) or the GPU (gpu_load.py)
+  hidden_work          (cuda) the wall clock saw work the CUDA events did not
+
+These flags exclude a result from fast_p, the geometric mean and "best" (types.EXCLUDING_FLAGS);
+noisy_timing (the timing stopped at its budget before it converged) only informs.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from harness.eval.cpu_ceiling import CONTENDED_SHARE
+from harness.eval.roofline import ceiling_ms
+from harness.types import Baseline, DeviceInfo, Peaks, WorkerReport
+
+SOL_MARGIN = 0.95      # slack for writes still in L2 when the end event fires
+SLOW_FACTOR = 1.5      # reference beside the candidate vs in a clean process
+SLOW_MIN_MS = 0.05
+
+
+def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, max_speedup: float,
+                       baseline: Baseline | None, peaks: Peaks | None,
+                       rebaseline: Callable[[], Baseline | None] | None = None) -> list[str]:
+    """`baseline` is the problem's clean eager baseline (with its bytes and FLOPs), `peaks` the device's.
+
+    A reference that looks slowed is confirmed against a fresh clean measurement (`rebaseline`): when the
+    machine is busy for other reasons, the clean reference is slow too; one the candidate slowed is not."""
+    if report.status != "correct" or not report.runtime or not report.ref_runtime:
+        return []
+    flags = measurement_flags(report, device)
+    if report.runtime.median_ms > 0 and report.ref_runtime.median_ms / report.runtime.median_ms > max_speedup:
+        flags.append("implausible_speedup")
+    bound = ceiling_ms(baseline, peaks, device, dtype)
+    if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
+        flags.append("faster_than_light")
+    # contended (other processes used the cores) already excludes the result, and explains a slow reference
+    if "contended" not in flags and slowed(report, baseline) and \
+            (rebaseline is None or slowed(report, rebaseline() or baseline)):
+        flags.append("reference_slowed")
+    return flags
+
+
+def measurement_flags(report: WorkerReport, device: DeviceInfo) -> list[str]:
+    """What the child's own figures say about its timing: hidden_work, noisy_timing, contended (cores)."""
+    flags = hidden_work(report.runtime, report.ref_runtime) if device.target == "cuda" else []
+    if not report.converged:
+        flags.append("noisy_timing")
+    if report.stages.get("cpu_foreign", 0.0) > CONTENDED_SHARE:
+        flags.append("contended")
+    return flags
+
+
+def slowed(report: WorkerReport, baseline: Baseline | None) -> bool:
+    return bool(baseline and baseline.timing and
+                report.ref_runtime.median_ms > SLOW_FACTOR * baseline.timing.median_ms + SLOW_MIN_MS)
+
+
+HIDDEN_MIN_MS = 0.05
+HIDDEN_SHARE = 0.2
+
+
+def hidden_work(candidate, reference) -> list[str]:
+    """Flag work the CUDA events did not see: the candidate's wall clock (sync included) exceeds its
+    event time by more than the reference's does, by at least 50 us and 20% of its event time."""
+    if candidate.wall_median_ms is None or reference.wall_median_ms is None:
+        return []  # a timer without a wall clock beside it (the cpu's)
+    extra = (candidate.wall_median_ms - candidate.median_ms) - (reference.wall_median_ms - reference.median_ms)
+    return ["hidden_work"] if extra > max(HIDDEN_MIN_MS, HIDDEN_SHARE * candidate.median_ms) else []

@@ -1,0 +1,161 @@
+"""The Ray executor (`--executor ray`): every build is a Ray task on CPUs, every evaluation a Ray task holding
+one GPU, anywhere in the cluster; results flow back to this process, the only one that writes SQLite.
+
+Isolation is the local executor's: an evaluation task starts a fresh child process for the candidate
+(without secrets in its environment), on the GPU Ray gave the task. A built extension travels with its
+BuildResult as a tar archive, unpacked where the evaluation runs when that node has not got it; the
+problem file travels as text likewise. Needs `pip install 'kernel-harness[ray]'` on every node.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import tarfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+from harness.config import Settings
+from harness.eval.scheduler import Job
+from harness.types import (
+    Baseline,
+    BuildResult,
+    Candidate,
+    DeviceInfo,
+    EvalResult,
+    Peaks,
+)
+
+EVAL_CPUS = 0.25  # an evaluation task mostly waits on its child; builds must not starve the GPUs of tasks
+
+
+class RayUnavailable(RuntimeError):
+    """--executor ray without Ray installed, or no cluster at --ray-address."""
+
+
+def connect(address: str | None, target: str):
+    """Join the cluster at `address` (or $RAY_ADDRESS), else start a local one. On the cpu target a local
+    cluster gets one logical GPU: evaluations ask for a GPU each, so the cores are timed one at a time."""
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("--executor ray needs Ray: pip install 'kernel-harness[ray]'") from None
+    if not ray.is_initialized():
+        address = address or os.environ.get("RAY_ADDRESS")
+        local = not address
+        if address and address != "auto":
+            reachable(address)
+        extra = {"num_gpus": 1} if local and target == "cpu" else {}
+        try:
+            ray.init(address=address, log_to_driver=False, include_dashboard=False, **extra)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise RayUnavailable(f"cannot start or join a Ray cluster at {address or 'local'}: {exc}") from None
+    return ray
+
+
+def reachable(address: str) -> None:
+    """Fail in seconds, not after Ray's minutes of retries, when nothing listens at HOST:PORT."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=10).close()
+    except (OSError, ValueError) as exc:
+        raise RayUnavailable(f"cannot reach a Ray cluster at {address} ({exc}); start one with `ray start --head` "
+                             "or give --ray-address HOST:PORT") from None
+
+
+def pack(directory: str) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(directory, arcname=".")
+    return buffer.getvalue()
+
+
+def build_task(candidate: Candidate, device: DeviceInfo, settings: Settings) -> tuple[BuildResult, bytes | None]:
+    from harness.eval.scheduler import build_or_fault
+
+    result = build_or_fault(candidate, device, settings)
+    return result, pack(result.directory) if result.status == "ok" else None
+
+
+def eval_task(job: Job, problem_source: str, built: BuildResult, archive: bytes | None, device: DeviceInfo,
+              settings: Settings, seed: int, baseline: Baseline | None, peaks: Peaks | None) -> EvalResult:
+    import ray
+
+    from harness.eval.baseline import measure_baselines
+    from harness.eval.scheduler import evaluate_built, harness_fault
+
+    if device.target == "cuda":  # the GPU Ray gave this task (it has set CUDA_VISIBLE_DEVICES accordingly)
+        device = device.model_copy(update={"index": int(ray.get_gpu_ids()[0])})
+    settings.cache_dir.mkdir(parents=True, exist_ok=True)
+    if archive and not Path(built.directory).is_dir():  # built on another node: the manifest's paths are absolute
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(built.directory, filter="data")
+    problem_path = Path(job.problem.path)
+    if not problem_path.is_file():
+        problem_path = settings.cache_dir / "problems" / f"{job.problem.sha256}.py"
+        problem_path.parent.mkdir(parents=True, exist_ok=True)
+        problem_path.write_text(problem_source)
+        job = replace(job, problem=job.problem.model_copy(update={"path": str(problem_path)}))
+
+    def rebaseline(problem, on):
+        return measure_baselines([problem], on, settings, None, force=True).get(problem.sha256, {}).get("eager")
+
+    try:
+        return evaluate_built(job, built, device, settings, seed, baseline, peaks, rebaseline)
+    except Exception as exc:  # noqa: BLE001 - a fault of ours on this node: the job's harness_error
+        return harness_fault(job, device, settings, "evaluating", exc, built)
+
+
+def run_jobs_ray(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int, *, address: str | None = None,
+                 baselines: dict[str, Baseline] | None = None, peaks: Peaks | None = None,
+                 on_built: Callable[[Candidate, BuildResult], None] | None = None,
+                 on_evaluated: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
+    """As executor.run_jobs, on a Ray cluster: builds as CPU tasks (MAX_JOBS CPUs each), evaluations as tasks
+    with one GPU each, submitted as their builds finish (on the cpu target, once every build is done, so the
+    cores being timed are not shared). Results in the order of `jobs`."""
+    ray = connect(address, device.target)
+    builder = ray.remote(build_task).options(num_cpus=settings.max_jobs, max_retries=0)
+    evaluator = ray.remote(eval_task).options(num_cpus=EVAL_CPUS, num_gpus=1, max_retries=0)
+    overlap = device.target == "cuda"
+    by_candidate: dict[str, list[int]] = {}
+    for i, job in enumerate(jobs):
+        by_candidate.setdefault(job.candidate.sha256, []).append(i)
+    sources = {path: Path(path).read_text() for path in {job.problem.path for job in jobs}}
+    builds = {builder.remote(jobs[indices[0]].candidate, device, settings): sha for sha, indices in by_candidate.items()}
+    built: dict[str, tuple[BuildResult, bytes | None]] = {}
+    evaluations: dict = {}
+    results: dict[int, EvalResult] = {}
+
+    def submit(indices: list[int]) -> None:
+        for i in indices:
+            job = jobs[i]
+            build, archive = built[job.candidate.sha256]
+            evaluations[evaluator.remote(job, sources[job.problem.path], build, archive, device, settings, seed,
+                                         (baselines or {}).get(job.problem.sha256), peaks)] = i
+
+    try:
+        while len(results) < len(jobs):
+            done, _ = ray.wait([*builds, *evaluations], num_returns=1)
+            ref = done[0]
+            if ref in builds:
+                sha = builds.pop(ref)
+                built[sha] = ray.get(ref)
+                if on_built:
+                    on_built(jobs[by_candidate[sha][0]].candidate, built[sha][0])
+                if overlap:
+                    submit(by_candidate[sha])
+                elif len(built) == len(by_candidate):
+                    submit(list(range(len(jobs))))
+            else:
+                i = evaluations.pop(ref)
+                results[i] = ray.get(ref)
+                if on_evaluated:
+                    on_evaluated(i, results[i])
+    except BaseException:
+        for ref in [*builds, *evaluations]:
+            ray.cancel(ref, force=True)
+        raise
+    return [results[i] for i in range(len(jobs))]
+

@@ -1,0 +1,218 @@
+"""The LLM loop: prompt -> completion -> candidate -> evaluation -> feedback, turn after turn.
+
+Each (problem, sample) is a conversation. Turns advance in rounds: every conversation gets its turn-k
+answer (concurrently, up to the provider's limit), then all turn-k candidates are built in parallel
+and evaluated one at a time, then each conversation gets its feedback. Everything is stored as soon
+as it exists, so a rerun of the same run replays stored turns and only asks for what is missing;
+a separate response cache means an identical request is never paid twice, whatever the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from harness.config import Settings
+from harness.eval.candidate import candidate_from_source
+from harness.eval.pipeline import Events, display_path, evaluate
+from harness.eval.scheduler import Job, result_for
+from harness.llm.extract import extract, strip_thinking
+from harness.llm.prompts import Prompts
+from harness.llm.providers import Provider
+from harness.process import write_atomic
+from harness.store import Store
+from harness.types import (
+    HARNESS_ERROR,
+    Candidate,
+    Completion,
+    CompletionRequest,
+    DeviceInfo,
+    EvalResult,
+    Frozen,
+    Problem,
+    Sampling,
+    Target,
+    TargetFacts,
+)
+
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class RunConfig(Frozen):
+    """How a run generates; stored with the run so `--resume` continues it the same way."""
+
+    model: str = Field(description="Model name, or the offline provider's name")
+    base_url: str | None = Field(default=None, description="Server URL, credentials removed; None for offline")
+    target: Target = Field(description="cuda or cpu")
+    problems: str = Field(description="The problem selector")
+    samples: int = Field(default=1, ge=1, description="Conversations per problem")
+    turns: int = Field(default=1, ge=1, description="Turns per conversation")
+    sampling: Sampling = Field(default_factory=Sampling, description="Sampling parameters")
+    prompts_dir: str | None = Field(default=None, description="Prompt templates; None for the built-in ones")
+    price_in: float | None = Field(default=None, description="USD per million prompt tokens, for the cost")
+    price_out: float | None = Field(default=None, description="USD per million completion tokens")
+
+
+class LoopEvents(Events):
+    def requesting(self, turn: int, count: int) -> None: ...
+    def answered(self, completion: Completion) -> None: ...
+    def conversation_done(self, problem_id: str) -> None: ...
+
+
+@dataclass
+class Conversation:
+    problem: Problem
+    sample: int
+    messages: list[dict[str, str]]  # grows by an answer and a feedback turn per round
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """One turn of one conversation, as `harness generate --json` reports it."""
+
+    problem: Problem
+    sample: int
+    turn: int
+    candidate: Candidate | None
+    reason: str | None
+    completion: Completion
+    evaluation_id: int | None
+
+    def summary(self) -> dict:
+        return {"problem": self.problem.id, "sample": self.sample, "turn": self.turn,
+                "status": "generated" if self.candidate else "no_code",
+                "candidate": self.candidate.path if self.candidate else None, "reason": self.reason,
+                "finish_reason": self.completion.finish_reason, "cached": self.completion.cached,
+                "prompt_tokens": self.completion.usage.prompt_tokens,
+                "completion_tokens": self.completion.usage.completion_tokens}
+
+
+class Loop:
+    def __init__(self, *, run: str, config: RunConfig, provider: Provider, prompts: Prompts, facts: TargetFacts,
+                 device: DeviceInfo, settings: Settings, store: Store, solutions_dir: Path, use_cache: bool = True,
+                 events: LoopEvents | None = None):
+        self.run, self.config, self.provider, self.prompts = run, config, provider, prompts
+        self.facts, self.device, self.settings, self.store = facts, device, settings, store
+        self.solutions_dir, self.use_cache = solutions_dir, use_cache
+        self.events = events or LoopEvents()
+        self.stored = store.turns(run)  # what an earlier invocation of this run already did
+        self.kind = "run"
+        self.run_recorded = False  # the run row is written with its first new turn, not before
+
+    async def go(self, problems: list[Problem], *, evaluate_turns: bool = True) -> list[TurnOutcome]:
+        """Every conversation through every turn (only the first, without evaluation, if not evaluate_turns)."""
+        self.kind = "run" if evaluate_turns else "generate"
+        conversations = [Conversation(p, s, self.prompts.first_messages(p, self.facts))
+                         for p in problems for s in range(1, self.config.samples + 1)]
+        turns = self.config.turns if evaluate_turns else 1
+        outcomes: list[TurnOutcome] = []
+        for turn in range(1, turns + 1):
+            if not conversations:
+                break
+            self.events.requesting(turn, len(conversations))
+            round_ = await asyncio.gather(*(self._answer(c, turn) for c in conversations))
+            outcomes.extend(round_)
+            if not evaluate_turns:
+                break
+            results = self._evaluate(round_)
+            going_on = []
+            for conversation, outcome, result in zip(conversations, round_, results):
+                if result.status == HARNESS_ERROR:
+                    # No verdict, so no feedback: the conversation waits here for the next run of this
+                    # name, which evaluates this turn's answer again (its evaluation is not recorded).
+                    self.events.conversation_done(conversation.problem.id)
+                    continue
+                reply = strip_thinking(outcome.completion.text).strip() or "(empty answer)"
+                conversation.messages += [{"role": "assistant", "content": reply},
+                                          self.prompts.feedback(result, turns_left=turns - turn)]
+                going_on.append(conversation)
+                if turn == turns:
+                    self.events.conversation_done(conversation.problem.id)
+            conversations = going_on
+        return outcomes
+
+    async def _answer(self, conversation: Conversation, turn: int) -> TurnOutcome:
+        """This turn's answer: replayed from the run, served from the cache, or asked for."""
+        problem, sample = conversation.problem, conversation.sample
+        request = CompletionRequest(model=self.config.model, messages=tuple(conversation.messages),
+                                    sampling=self.config.sampling, sample=sample)
+        stored = self.stored.get((problem.id, sample, turn))
+        if stored and stored.completion_key == request.key:
+            candidate = (candidate_from_source(stored.candidate_source, stored.candidate_path)
+                         if stored.candidate_source is not None else None)
+            completion = stored.completion.model_copy(update={"cached": stored.cached})
+            self.events.answered(completion)
+            return TurnOutcome(problem, sample, turn, candidate, stored.reason, completion, stored.evaluation_id)
+
+        completion = self.store.completion(request.key) if self.use_cache and self.provider.cacheable else None
+        if completion is not None:
+            completion = completion.model_copy(update={"cached": True})
+        else:
+            completion = await self.provider.complete(request, problem)
+            self.store.add_completion(request, completion)  # a cacheable provider's answers serve as the cache
+        if completion.error:
+            source, reason = None, f"the server refused the request: {completion.error}"
+        else:
+            extraction = extract(completion.text, completion.finish_reason)
+            source, reason = extraction.source, extraction.reason
+        candidate = None
+        if source is not None:
+            on_disk = self.provider.source_path(problem)  # the offline answers are files already: no copies
+            if on_disk and on_disk.read_text() == source:
+                candidate = candidate_from_source(source, display_path(on_disk))
+            else:
+                candidate = self._write_candidate(problem, sample, turn, source)
+        self._record_run()
+        self.store.add_turn(self.run, problem.id, sample, turn, completion_key=request.key, cached=completion.cached,
+                            candidate_source=source, candidate_sha256=candidate.sha256 if candidate else None,
+                            candidate_path=candidate.path if candidate else None, reason=reason)
+        self.events.answered(completion)
+        return TurnOutcome(problem, sample, turn, candidate, reason, completion, None)
+
+    def _record_run(self) -> None:
+        """Create the run (or update its config) once there is something to keep: a run refused at its
+        first request (bad key, unknown model) leaves nothing behind."""
+        if not self.run_recorded:
+            self.store.ensure_run(self.run, kind=self.kind, target=self.device.target, device_name=self.device.name,
+                                  model=self.config.model, config=self.config.model_dump_json())
+            self.run_recorded = True
+
+    def _write_candidate(self, problem: Problem, sample: int, turn: int, source: str) -> Candidate:
+        folder = Path(problem.id).stem if problem.id.endswith(".py") else problem.id  # given by path: its name
+        path = self.solutions_dir / self.run / folder / f"sample{sample}_turn{turn}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, source)
+        return candidate_from_source(source, display_path(path))
+
+    def _evaluate(self, round_: list[TurnOutcome]) -> list[EvalResult]:
+        """Results for a round: stored ones reloaded, candidates evaluated, no_code recorded as such."""
+        results: dict[int, EvalResult] = {}
+        todo: list[int] = []
+        for i, outcome in enumerate(round_):
+            if outcome.evaluation_id is not None:
+                results[i] = self.store.evaluation(outcome.evaluation_id)
+                self.events.evaluated(results[i])
+            elif outcome.candidate is None:
+                problem = outcome.problem
+                result = result_for(Job(problem, candidate_from_source("")), self.device, self.settings.dtype, status="no_code",
+                                    error=outcome.reason)
+                row = self.store.add(self.run, result, candidate_source="",
+                                     problem_source=Path(problem.path).read_text())
+                self.store.set_turn_evaluation(self.run, problem.id, outcome.sample, outcome.turn, row)
+                results[i] = result
+                self.events.evaluated(result)
+            else:
+                todo.append(i)
+        jobs = [Job(round_[i].problem, round_[i].candidate) for i in todo]
+        recorded = evaluate(jobs, device=self.device, settings=self.settings, store=self.store, run=self.run,
+                            kind="run", model=self.config.model, events=self.events)
+        for i, (row, result) in zip(todo, recorded):
+            outcome = round_[i]
+            if result.status != HARNESS_ERROR:  # else the turn stays unevaluated: a resumed run evaluates it
+                self.store.set_turn_evaluation(self.run, outcome.problem.id, outcome.sample, outcome.turn, row)
+            results[i] = result
+        return [results[i] for i in range(len(round_))]

@@ -1,0 +1,65 @@
+"""Chat messages from jinja2 templates: prompts/<target>/{system,first_turn,feedback}.j2 + a worked example."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from harness.eval.build import error_lines
+from harness.problems.index import REPO_ROOT
+from harness.types import EvalResult, Problem, Target, TargetFacts
+
+DEFAULT_DIR = REPO_ROOT / "prompts"
+TEMPLATES = ("system.j2", "first_turn.j2", "feedback.j2")
+EXAMPLES = ("example_problem.py", "example_solution.py")
+
+
+class PromptError(ValueError):
+    """A prompt directory or template that cannot be used."""
+
+
+class Prompts:
+    """The templates of one target. Undefined variables are errors, never silently empty text."""
+
+    def __init__(self, target: Target, directory: Path | None = None):
+        self.directory = Path(directory or DEFAULT_DIR).resolve()
+        self.target = target
+        missing = [f"{target}/{name}" for name in TEMPLATES + EXAMPLES
+                   if not (self.directory / target / name).is_file()]
+        if missing:
+            raise PromptError(f"prompt directory {self.directory} lacks {', '.join(missing)} "
+                              f"(copy {DEFAULT_DIR} and edit it)")
+        self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(self.directory), autoescape=False,
+                                      undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+        self.example_problem, self.example_solution = (
+            (self.directory / target / name).read_text() for name in EXAMPLES)
+
+    def _render(self, name: str, **variables) -> str:
+        path = f"{self.target}/{name}"
+        try:
+            return self.env.get_template(path).render(**variables).strip() + "\n"
+        except jinja2.TemplateError as exc:
+            where = f"{exc.filename or path}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else path
+            raise PromptError(f"prompt template {where} ({self.directory}): {type(exc).__name__}: {exc}") from None
+
+    def first_messages(self, problem: Problem, facts: TargetFacts) -> list[dict[str, str]]:
+        """The system prompt and the first user turn for a problem."""
+        user = self._render("first_turn.j2", problem=problem, facts=facts,
+                            reference_source=Path(problem.path).read_text(),
+                            example_problem=self.example_problem, example_solution=self.example_solution)
+        return [{"role": "system", "content": self._render("system.j2", facts=facts)},
+                {"role": "user", "content": user}]
+
+    def feedback(self, result: EvalResult, turns_left: int) -> dict[str, str]:
+        """The user turn that reports an evaluation and asks for a better version."""
+        check = result.check
+        build_log = result.build.log if result.build and result.build.status == "compile_error" else ""
+        content = self._render(
+            "feedback.j2", status=result.status, error=result.error, flags=list(result.flags),
+            runtime_ms=result.runtime_ms, ref_runtime_ms=result.ref_runtime_ms, speedup=result.speedup,
+            sol_fraction=None,  # known once speed-of-light figures exist for the problem
+            compiler_errors=error_lines(build_log) if build_log else "",
+            max_abs_err=check.max_abs_err if check else None, max_rel_err=check.max_rel_err if check else None,
+            mismatch_fraction=check.mismatch_fraction if check else None, turns_left=turns_left)
+        return {"role": "user", "content": content}

@@ -1,0 +1,192 @@
+"""The problem quality gate: is a problem loadable, deterministic, informative and sensibly sized?
+
+The child (`gate_child`) measures; this module decides. Every threshold is here, named, and
+documented in README's "Adding a problem":
+
+- static (no device): the file parses; TAGS name an op family and exactly one of memory-bound /
+  compute-bound; a tolerance override carries a comment saying why; Model, get_inputs and
+  get_init_inputs fit together (checked on the meta device, which also gives output shapes, bytes
+  and FLOPs at any size); a compute-bound problem has a FLOP count (counted or declared).
+- full (on the target device): two runs with the same seed agree within the problem's tolerance;
+  two seeds differ in at least MIN_SEED_MISMATCH of the elements; the output is not degenerate
+  (mostly ~0, constant, nearly constant, passable by a constant, or so small that the absolute
+  tolerance swallows it, or NaN/Inf); the tolerance is achievable (the fp32 reference is within half of
+  it from the same computation in float64); eager time within EAGER_MS; peak memory within the limits.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import tokenize
+from pathlib import Path
+from typing import Callable
+
+from harness.process import child_env, run_each
+from harness.types import GateResult, Problem, Target
+
+BOUND_TAGS = ("memory-bound", "compute-bound")
+NEAR_ZERO_MAX = 0.95        # reject when this share of elements is within atol of zero
+MIN_REL_STD = 1e-3          # reject when std < this x mean |output| (nearly constant)
+MIN_SEED_MISMATCH = 0.01    # two seeds must differ, beyond tolerance, in at least 1% of the elements
+WEAK_CHECK_FACTOR = 10.0    # mean |output| must be at least 10 x atol, or atol hides errors of its size
+EAGER_MS: dict[str, tuple[float, float]] = {"cuda": (1.0, 1000.0), "cpu": (0.1, 1000.0)}  # no launch overhead on a CPU
+MAX_MEMORY_GB = 40.0        # the whole evaluation must fit in this much GPU memory
+MARK_MEMORY_GB = 24.0       # above this, the problem must declare MEMORY_GB (so --max-memory-gb can skip it)
+TIMEOUT_S = {"static": 120.0, "full": 600.0}  # per problem, including the child's start for the first
+
+
+def metadata_reasons(problem: Problem) -> list[str]:
+    """What the file's constants lack; no import needed."""
+    reasons = []
+    bound = [t for t in problem.tags if t in BOUND_TAGS]
+    if len(bound) != 1 or len(problem.tags) < 2:
+        reasons.append("TAGS must name the op family and exactly one of 'memory-bound' or 'compute-bound', "
+                       "e.g. TAGS = ['matmul', 'compute-bound']")
+    for name in uncommented_overrides(Path(problem.path).read_text()):
+        what = "the plausible speedup ceiling" if name == "MAX_SPEEDUP" else "the default tolerance"
+        reasons.append(f"{name} overrides {what} without a comment saying why "
+                       "(put the reason on the line above or at the end of the line)")
+    return reasons
+
+
+OVERRIDES = ("TOLERANCE", "ATOL", "RTOL", "MAX_SPEEDUP")  # each needs a comment saying why
+
+
+def uncommented_overrides(source: str) -> list[str]:
+    """Override constants assigned at module level with no comment on their line or the line above."""
+    comments: set[int] = set()
+    assigned: list[tuple[str, int]] = []
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.COMMENT:
+            comments.add(tok.start[0])
+        elif (tok.type == tokenize.NAME and tok.start[1] == 0 and tok.string in OVERRIDES
+              and i + 1 < len(tokens) and tokens[i + 1].string == "="):
+            assigned.append((tok.string, tok.start[0]))
+    return [name for name, line in assigned if not comments & {line, line - 1}]
+
+
+def _fmt_shape(o: dict) -> str:
+    return f"{o['dtype']}[{', '.join(map(str, o['shape']))}]"
+
+
+def assess(problem: Problem, mode: str, target: Target, obs: dict, duration_s: float = 0.0) -> GateResult:
+    """Turn the child's observations into a verdict with reasons (pure: testable without torch)."""
+    reasons = metadata_reasons(problem)
+    warnings: list[str] = []
+    fields: dict = {}
+    if "error" in obs:
+        reasons.append(obs["error"])
+    else:
+        if obs.get("flop_count_error"):
+            warnings.append(f"the FLOP counter failed ({obs['flop_count_error']}); declare FLOPS if it matters")
+        if obs.get("precision_error"):
+            warnings.append(f"the float64 precision check could not run ({obs['precision_error']})")
+        if obs.get("meta_error") and mode == "static":
+            warnings.append(f"meta-device analysis failed ({obs['meta_error']}); the full gate derives shapes, "
+                            "bytes and FLOPs on the device")
+        if "outputs" in obs:
+            if not obs["outputs"]:
+                reasons.append("forward returns no tensor")
+            if not obs.get("output_is_plain", True):
+                reasons.append("forward returns a tensor subclass; return a plain torch.Tensor")
+            counted = obs.get("flops") or None
+            fields.update(outputs=tuple(_fmt_shape(o) for o in obs["outputs"]),
+                          input_bytes=obs["input_bytes"], param_bytes=obs["param_bytes"],
+                          output_bytes=obs["output_bytes"],
+                          bytes_moved=problem.bytes or obs["input_bytes"] + obs["param_bytes"] + obs["output_bytes"],
+                          flops=problem.flops or counted,
+                          flops_source="declared" if problem.flops else ("counted" if counted else None))
+            if "compute-bound" in problem.tags and not fields["flops"]:
+                reasons.append("tagged compute-bound, but the FLOP counter counts none of its ops; "
+                               "declare FLOPS = <minimal floating-point operations>")
+        if mode == "full":
+            reasons += informative_reasons(obs)
+            fields.update(eager_ms=obs.get("eager_ms"),
+                          peak_memory_gb=obs["peak_memory_bytes"] / 1e9 if "peak_memory_bytes" in obs else None)
+            reasons += size_reasons(problem, target, obs)
+    return GateResult(problem_id=problem.id, path=problem.path, target=target, mode=mode,
+                      passed=not reasons, reasons=tuple(reasons), warnings=tuple(warnings),
+                      duration_s=duration_s, **fields)
+
+
+def informative_reasons(obs: dict) -> list[str]:
+    reasons = []
+    atol = obs.get("atol", 0.0)
+    many = len(obs.get("stats", [])) > 1
+    for i, (same, other) in enumerate(zip(obs.get("deterministic", []), obs.get("seed_variation", []))):
+        where = f"output[{i}]: " if many else ""
+        if not same["ok"]:
+            reasons.append(f"{where}not deterministic: two runs with the same seed differ ({same['message']})")
+        if other["mismatch_fraction"] < MIN_SEED_MISMATCH:
+            reasons.append(f"{where}the same for every seed: only {other['mismatch_fraction']:.2%} of elements "
+                           f"differ between two seeds beyond the tolerance (need {MIN_SEED_MISMATCH:.0%})")
+    for i, p in enumerate(obs.get("precision", [])):
+        if not p["ok"]:
+            where = f"output[{i}]: " if many else ""
+            reasons.append(f"{where}tolerance too tight for fp32: the reference is not within half the tolerance "
+                           f"of the same computation in float64 ({p['message']}); raise TOLERANCE (with a comment "
+                           "giving this error) or make the problem better conditioned")
+    for i, s in enumerate(obs.get("stats", [])):
+        where = f"output[{i}]: " if many else ""
+        if s["numel"] == 0:
+            reasons.append(f"{where}empty output")
+            continue
+        if not s.get("floating"):
+            if s["constant"] and s["numel"] > 1:
+                reasons.append(f"{where}constant output")
+            continue
+        if s["nonfinite"]:
+            reasons.append(f"{where}{s['nonfinite']} NaN/Inf values in the reference output")
+        if s["near_zero_fraction"] >= NEAR_ZERO_MAX:
+            reasons.append(f"{where}mostly zeros: {s['near_zero_fraction']:.1%} of elements are within atol of 0")
+        elif s["numel"] > 1 and s["constant"]:
+            reasons.append(f"{where}constant output ({s['min']:g} everywhere)")
+        elif s["numel"] > 1 and s["std"] < MIN_REL_STD * s["mean_abs"]:
+            reasons.append(f"{where}nearly constant: std {s['std']:.3g} is below {MIN_REL_STD:g} x mean |x| "
+                           f"{s['mean_abs']:.3g}")
+        elif s["constant_passes"]:
+            reasons.append(f"{where}a tensor filled with one value ({s['mean']:.6g}) would pass the correctness check")
+        if 0 < s["mean_abs"] < WEAK_CHECK_FACTOR * atol and s["near_zero_fraction"] < NEAR_ZERO_MAX:
+            reasons.append(f"{where}weak check: mean |output| {s['mean_abs']:.3g} is below {WEAK_CHECK_FACTOR:g} x "
+                           f"atol ({atol:g}), so errors as large as the values pass; set ATOL lower (with a "
+                           "comment) or rescale the inputs")
+    return reasons
+
+
+def size_reasons(problem: Problem, target: Target, obs: dict) -> list[str]:
+    reasons = []
+    low, high = EAGER_MS[target]
+    eager = obs.get("eager_ms")
+    if eager is not None and eager < low:
+        reasons.append(f"too small: the reference takes {eager:.3f} ms on {target} (need >= {low:g} ms so launch "
+                       f"overhead does not dominate); scale the sizes up about {math.ceil(low * 2 / max(eager, 1e-3))}x")
+    if eager is not None and eager > high:
+        reasons.append(f"too slow: the reference takes {eager:.0f} ms on {target} (at most {high:g} ms)")
+    peak = obs.get("peak_memory_bytes")
+    if target == "cuda" and peak is not None:
+        gb = peak / 1e9
+        if gb > MAX_MEMORY_GB:
+            reasons.append(f"needs {gb:.1f} GB of GPU memory for an evaluation (at most {MAX_MEMORY_GB:g} GB)")
+        elif gb > MARK_MEMORY_GB and (problem.memory_gb is None or problem.memory_gb < gb):
+            reasons.append(f"needs {gb:.1f} GB of GPU memory: declare MEMORY_GB = {math.ceil(gb)} "
+                           f"(required above {MARK_MEMORY_GB:g} GB)")
+    return reasons
+
+
+def run_child_over(problems: list[Problem], mode: str, target: Target, *, log_dir: Path,
+                   gpu_index: int | None = None, timeout_s: float | None = None,
+                   on_result: Callable[[Problem, dict, float], None]) -> None:
+    """Observe each problem in one long-lived child; after a crash or a hang, blame that problem and go on."""
+    by_id = {p.id: p for p in problems}
+
+    def write_spec(remaining: list[str], spec: Path, results: Path) -> None:
+        spec.write_text(json.dumps({"mode": mode, "target": target, "results": str(results), "problems": [
+            {"id": i, "path": by_id[i].path, "atol": by_id[i].atol, "rtol": by_id[i].rtol} for i in remaining]}))
+
+    run_each(list(by_id), job="gate", write_spec=write_spec,
+             env=child_env({"CUDA_VISIBLE_DEVICES": str(gpu_index) if gpu_index is not None else ""}),
+             log_dir=log_dir, log_name=f"gate-{mode}-{target}", timeout_s=timeout_s or TIMEOUT_S[mode],
+             timeout_hint="--timeout", on_result=lambda i, record, seconds: on_result(by_id[i], record, seconds))

@@ -1,0 +1,235 @@
+"""Fresh child processes for untrusted code: no secrets in the environment, own process group,
+killed with that group on timeout, output captured to a log file."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+# Printed by a child (build or evaluation) just before the candidate's code first runs: what fails before it is
+# the harness's or the machine's doing, never the candidate's (harness_error).
+CANDIDATE_STARTS = "harness: the candidate's code starts here"
+HARNESS_FAILED = 3  # the build child's exit status when the harness itself failed after the candidate's import
+# A build directory, as the parent writes it and the build child fills it:
+CANDIDATE_FILE = "candidate.py"
+MANIFEST_FILE = "manifest.json"
+RESULT_FILE = "build.json"
+LOG_FILE = "build.log"
+PCH_RETRY = "harness: the build with the precompiled torch/extension.h failed; building again without it"
+NO_GPU_HINT = (
+    "note: the build step imports the candidate with no GPU visible; create CUDA tensors in "
+    "__init__ or forward, not at module level"
+)
+
+# Environment variables whose names match are never passed to a child (API keys, tokens, ...).
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+CHILD = (sys.executable, "-m", "harness.child")  # the one entry of every child process
+PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+_running: set[int] = set()  # process groups of children still running, for kill_all()
+# Every child started, newest last: the GPU contention check (gpu_load.py) tells our processes from others' by
+# these, including children that have exited since they used the GPU.
+started: deque[int] = deque(maxlen=4096)
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The parent's environment minus anything that looks like a secret, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
+    # The child must import this very harness, installed or not.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra or {})
+    return env
+
+
+@dataclass(frozen=True)
+class ChildOutcome:
+    returncode: int | None
+    timed_out: bool
+    duration_s: float
+
+    def describe(self) -> str:
+        if self.timed_out:
+            return f"killed after the {self.duration_s:.0f} s timeout"
+        if self.returncode is not None and self.returncode < 0:
+            try:
+                name = signal.Signals(-self.returncode).name
+            except ValueError:
+                name = f"signal {-self.returncode}"
+            return f"child process killed by {name}"
+        return f"child process exited with status {self.returncode}"
+
+
+def kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_child(args: list[str], *, env: dict[str, str], timeout_s: float, log_path: Path,
+              cwd: Path | None = None) -> ChildOutcome:
+    """Run `python -m harness.child ARGS...` in a new process group; stdout+stderr go to log_path."""
+    start = time.monotonic()
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [*CHILD, *args],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            env=env, cwd=cwd, start_new_session=True,
+        )
+        timed_out = False
+        with track(proc):  # on leaving, also reaps what the child left in its group (threads, daemons)
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+    return ChildOutcome(None if timed_out else proc.returncode, timed_out, time.monotonic() - start)
+
+
+@contextlib.contextmanager
+def track(proc: subprocess.Popen):
+    """Register a child started in its own session so kill_all() reaches it; kill its group on leaving."""
+    _running.add(proc.pid)
+    started.append(proc.pid)
+    try:
+        yield proc
+    finally:
+        kill_group(proc.pid)
+        proc.wait()
+        _running.discard(proc.pid)
+
+
+def kill_all() -> None:
+    """Kill every running child's process group (on Ctrl-C, so worker threads stop waiting)."""
+    for pid in list(_running):
+        kill_group(pid)
+
+
+class EvalChild:
+    """`python -m harness.child serve TARGET`, started before it is needed: it imports torch and readies
+    the device, then waits for one spec (a JSON line) on stdin, evaluates it and exits. Used once, like any
+    child."""
+
+    def __init__(self, target: str, env: dict[str, str], work: Path):
+        self.work = work
+        with open(work / "eval.log", "wb") as log:
+            self.proc = subprocess.Popen([*CHILD, "serve", target],
+                                         stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                         cwd=work, start_new_session=True)
+        _running.add(self.proc.pid)
+        started.append(self.proc.pid)
+
+    def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
+        """Hand over the spec and wait until the child exits (killed with its group after `timeout_s`)."""
+        start = time.monotonic()
+        timed_out = False
+        try:
+            self.proc.stdin.write(f"{spec_json}\n".encode())
+            self.proc.stdin.close()
+        except BrokenPipeError:  # it died while starting; its exit status and log say why
+            pass
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            self.discard()
+        return ChildOutcome(None if timed_out else self.proc.returncode, timed_out, time.monotonic() - start)
+
+    def discard(self) -> None:
+        """Kill the child's group (with anything it left running) and reap it."""
+        kill_group(self.proc.pid)
+        self.proc.wait()
+        _running.discard(self.proc.pid)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Readers see the old file or the whole new one, never half of it."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def run_each(ids: list[str], *, job: str, write_spec: Callable[[list[str], Path, Path], None],
+             env: dict[str, str], log_dir: Path, log_name: str, timeout_s: float, timeout_hint: str,
+             on_result: Callable[[str, dict, float], None]) -> None:
+    """Work through `ids` in one long-lived child (`python -m harness.child JOB SPEC`); after a crash or a hang, blame
+    the id it was on and start a new child on the rest.
+
+    `write_spec(remaining, spec_path, results_path)` writes the child's spec; the child appends JSON lines
+    to results_path: {"start": id} before each item, then {"id": id, ...} with what it found.
+    `on_result(id, record, seconds)` gets every record, or {"error": why} for an item that killed its child.
+    `timeout_s` is per item, including the child's start for the first.
+    """
+    log_dir.mkdir(parents=True, exist_ok=True)
+    remaining = list(ids)
+    with tempfile.TemporaryDirectory(prefix=f"harness-{log_name}-") as tmp:
+        for attempt in itertools.count(1):
+            if not remaining:
+                return
+            work = Path(tmp) / str(attempt)
+            work.mkdir()
+            spec, results = work / "spec.json", work / "results.jsonl"
+            results.touch()
+            write_spec(remaining, spec, results)
+            log_path = log_dir / f"{log_name}-{attempt}.log"
+            done, stuck, failure = _one_child([*CHILD, job, str(spec)], results, env, log_path,
+                                              timeout_s, timeout_hint, on_result)
+            if stuck is not None:
+                on_result(stuck, {"error": failure}, timeout_s if failure.startswith("timed out") else 0.0)
+                done.add(stuck)
+            elif not done:  # it died before its first item: nothing will work in this environment
+                for item in remaining:
+                    on_result(item, {"error": f"the child process failed to start; see {log_path}"}, 0.0)
+                return
+            remaining = [i for i in remaining if i not in done]
+
+
+def _one_child(argv: list[str], results: Path, env: dict[str, str], log_path: Path, timeout_s: float,
+               timeout_hint: str, on_result) -> tuple[set[str], str | None, str]:
+    """Run one child until it finishes, dies or hangs: (ids done, the id it was on, why)."""
+    done: set[str] = set()
+    current, started, buffer = None, time.monotonic(), ""
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+        with track(proc), results.open() as reader:
+            while True:
+                exited = proc.poll() is not None  # polled before reading: every line written before exit is seen
+                buffer += reader.read()
+                *lines, buffer = buffer.split("\n")
+                for record in map(json.loads, filter(None, lines)):
+                    if "start" in record:
+                        current, started = record["start"], time.monotonic()
+                    else:
+                        done.add(record["id"])
+                        on_result(record["id"], record, time.monotonic() - started)
+                        current = None
+                if exited:
+                    return done, current, f"the child process died on this one (exit {proc.returncode}); " \
+                                          f"see {log_path}"
+                if current is not None and time.monotonic() - started > timeout_s:
+                    kill_group(proc.pid)
+                    return done, current, f"timed out after {timeout_s:g} s ({timeout_hint})"
+                time.sleep(0.05)
+
+
+def append_line(path: Path, record: dict) -> None:
+    """One JSON line for run_each's reader (the child side)."""
+    with path.open("a") as f:
+        f.write(json.dumps(record, default=str) + "\n")

@@ -1,0 +1,323 @@
+"""Leaderboards: per-problem bests of one run, and runs side by side; rich tables, JSON and CSV.
+
+What a result is worth is read against what is stored beside it: the clean eager and torch.compile
+baselines of its problem (speedup over compile, measured interleaved with eager in the baseline
+child, so vs_compile = speedup x compile_ms / eager_ms) and the device's measured peaks (% of the
+speed of light = the problem's lower-bound time / the result's time). Never imports torch.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import Counter
+from statistics import median
+
+from pydantic import Field
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from harness.eval.roofline import sol_ms
+from harness.store import RunInfo, RunUsage, Store
+from harness.types import HARNESS_ERROR, VERDICTS, Baseline, EvalResult, Frozen, Peaks
+
+FAST_P = (0.0, 1.0, 1.5, 2.0)
+
+
+class ProblemContext(Frozen):
+    """What is known about a problem on a device besides its evaluations."""
+
+    eager: Baseline | None = Field(default=None, description="The clean eager baseline (bytes, FLOPs, time)")
+    compiled: dict[str, Baseline] = Field(default_factory=dict, description="torch.compile baselines by kind")
+    peaks: Peaks | None = Field(default=None, description="The device's measured peaks")
+    dtype: str = Field(default="float32", description="Evaluation dtype")
+
+    @property
+    def best_compile(self) -> tuple[str, Baseline] | None:
+        """The torch.compile mode with the best ratio to eager, among those that ran."""
+        timed = [(k, b) for k, b in self.compiled.items() if b.timing and b.eager_ms]
+        return min(timed, key=lambda kb: kb[1].timing.median_ms / kb[1].eager_ms, default=None)
+
+    @property
+    def sol_ms(self) -> float | None:
+        return sol_ms(self.eager, self.peaks, self.dtype)
+
+    def sol_fraction(self, runtime_ms: float | None) -> float | None:
+        """The share of the speed of light a time reaches."""
+        bound = self.sol_ms
+        return bound / runtime_ms if bound is not None and runtime_ms else None
+
+    def vs_compile(self, speedup: float | None) -> float | None:
+        """A speedup over eager, restated over the best torch.compile mode."""
+        best = self.best_compile
+        if speedup is None or best is None:
+            return None
+        return speedup * best[1].timing.median_ms / best[1].eager_ms
+
+
+class ProblemRow(Frozen):
+    problem: str = Field(description="Problem id")
+    candidates: int = Field(description="Candidates evaluated on it")
+    statuses: dict[str, int] = Field(description="Candidates per status")
+    best_speedup: float | None = Field(description="Best speedup over eager of a counted candidate")
+    best_vs_compile: float | None = Field(description="The same candidate's speedup over the best torch.compile mode")
+    best_runtime_ms: float | None = Field(description="Median runtime of that candidate")
+    ref_runtime_ms: float | None = Field(description="Reference median measured beside it")
+    best_candidate: str | None = Field(description="Path (or hash prefix) of that candidate")
+    flags: tuple[str, ...] = Field(description="Flags raised on the best candidate")
+    eager_ms: float | None = Field(description="Clean eager baseline median")
+    compile_ms: float | None = Field(description="Best torch.compile baseline median")
+    compile_kind: str | None = Field(description="Which torch.compile mode that is")
+    sol_ms: float | None = Field(description="Lower-bound time from the problem's bytes and FLOPs at measured peaks")
+    sol_fraction: float | None = Field(description="sol_ms / best_runtime_ms: share of the speed of light reached")
+    eager_sol_fraction: float | None = Field(description="sol_ms / eager_ms")
+    compile_sol_fraction: float | None = Field(description="sol_ms / compile_ms")
+
+
+class FlaggedRow(Frozen):
+    problem: str = Field(description="Problem id")
+    candidate: str = Field(description="Path (or hash prefix) of the candidate")
+    speedup: float | None = Field(description="The speedup it claimed")
+    runtime_ms: float | None = Field(description="Its median runtime")
+    flags: tuple[str, ...] = Field(description="Why its speed is not trusted")
+
+
+class HarnessErrorRow(Frozen):
+    problem: str = Field(description="Problem id")
+    candidate: str = Field(description="Path (or hash prefix) of the candidate")
+    error: str | None = Field(description="What failed in the harness or on the machine")
+
+
+class Funnel(Frozen):
+    """Candidates at each stage: answered -> with code -> compiled -> correct -> counted and faster than eager."""
+
+    generated: int = Field(description="Answers (or files) evaluated")
+    with_code: int = Field(description="Of which held a candidate (not no_code)")
+    compiled: int = Field(description="Of which built")
+    correct: int = Field(description="Of which were correct")
+    faster: int = Field(description="Of which were counted and faster than eager")
+
+
+class Summary(Frozen):
+    run: str = Field(description="Run name")
+    model: str | None = Field(default=None, description="The model that wrote the candidates, if any")
+    device: str | None = Field(default=None, description="Device the run evaluated on")
+    problems: int = Field(description="Distinct problems in the run")
+    candidates: int = Field(description="Evaluations in the run")
+    compile_rate: float | None = Field(description="Share of candidates with code whose build succeeded")
+    correct_rate: float | None = Field(description="Share of candidates that are correct")
+    fast_p: dict[str, float] = Field(description="Share of problems with a counted candidate faster than p x eager")
+    geomean_speedup: float | None = Field(description="Geometric mean over problems of the best counted speedup "
+                                                      "over eager")
+    geomean_vs_compile: float | None = Field(default=None, description="The same over the best torch.compile mode "
+                                                                       "(problems with a compile baseline)")
+    median_sol: float | None = Field(default=None, description="Median over problems of the best counted "
+                                                               "candidate's share of the speed of light")
+    flagged: int = Field(description="Correct candidates not counted: their speed is flagged as untrustworthy")
+    harness_errors: int = Field(default=0, description="Evaluations the harness itself failed (no verdict; counted "
+                                                       "in no rate; retried by the next run)")
+    statuses: dict[str, int] = Field(description="Candidates per status")
+    funnel: Funnel | None = Field(default=None, description="Candidates at each stage")
+    tokens: int | None = Field(default=None, description="Prompt + completion tokens of the run's answers")
+    cost_usd: float | None = Field(default=None, description="What they cost at the given prices")
+
+
+class Leaderboard(Frozen):
+    summary: Summary
+    problems: list[ProblemRow]
+    flagged: list[FlaggedRow] = Field(description="Correct results left out of every number above")
+    harness_errors: list[HarnessErrorRow] = Field(default_factory=list, description="Evaluations without a verdict: "
+                                                  "the harness or the machine failed")
+    speedups: list[float] = Field(default_factory=list, description="Every counted candidate's speedup over eager")
+
+
+def _geomean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, ProblemContext] | None = None, *,
+                model: str | None = None, usage: RunUsage | None = None,
+                prices: tuple[float, float] | None = None) -> Leaderboard:
+    """`contexts` maps a problem's sha256 to what is known of it on the run's device (may be empty)."""
+    contexts = contexts or {}
+    # A harness error is no verdict: it stands apart, and is gone once a later evaluation judged the same pair.
+    judged = {(r.problem_id, r.candidate_sha256) for r in results if r.status != HARNESS_ERROR}
+    faults = [HarnessErrorRow(problem=r.problem_id, candidate=r.candidate_label, error=r.error) for r in results
+              if r.status == HARNESS_ERROR and (r.problem_id, r.candidate_sha256) not in judged]
+    results = [r for r in results if r.status != HARNESS_ERROR]
+    by_problem: dict[str, list[EvalResult]] = {}
+    for r in results:
+        by_problem.setdefault(r.problem_id, []).append(r)
+    rows = []
+    for problem, items in by_problem.items():
+        best = max((r for r in items if r.counted), key=lambda r: r.speedup, default=None)
+        ctx = contexts.get(items[0].problem_sha256, ProblemContext())
+        compiled = ctx.best_compile
+        compile_ms = compiled[1].timing.median_ms if compiled else None
+        eager_ms = ctx.eager.timing.median_ms if ctx.eager and ctx.eager.timing else None
+        bound = ctx.sol_ms
+        rows.append(ProblemRow(
+            problem=problem, candidates=len(items), statuses=dict(Counter(r.status for r in items)),
+            best_speedup=best.speedup if best else None, best_vs_compile=ctx.vs_compile(best.speedup if best else None),
+            best_runtime_ms=best.runtime_ms if best else None, ref_runtime_ms=best.ref_runtime_ms if best else None,
+            best_candidate=best.candidate_label if best else None, flags=best.flags if best else (),
+            eager_ms=eager_ms, compile_ms=compile_ms, compile_kind=compiled[0] if compiled else None, sol_ms=bound,
+            sol_fraction=ctx.sol_fraction(best.runtime_ms if best else None),
+            eager_sol_fraction=ctx.sol_fraction(eager_ms), compile_sol_fraction=ctx.sol_fraction(compile_ms)))
+    counted = [r for r in results if r.counted]
+    with_code = [r for r in results if r.status != "no_code"]
+    built = [r for r in with_code if r.build is not None and r.build.status == "ok"]
+    correct = [r for r in results if r.status == "correct"]
+    flagged = [FlaggedRow(problem=r.problem_id, candidate=r.candidate_label, speedup=r.speedup,
+                          runtime_ms=r.runtime_ms, flags=r.flags) for r in correct if not r.counted]
+    bests = [row for row in rows if row.best_speedup is not None]
+    n_problems = len(by_problem)
+    tokens = usage.prompt_tokens + usage.completion_tokens if usage and usage.requests else None
+    summary = Summary(
+        run=run, model=model, device=results[0].device_name if results else None,
+        problems=n_problems, candidates=len(results),
+        compile_rate=len(built) / len(with_code) if with_code else None,
+        correct_rate=len(correct) / len(results) if results else None,
+        fast_p={f"{p:g}": (sum(row.best_speedup > p for row in bests) / n_problems if n_problems else 0.0)
+                for p in FAST_P},
+        geomean_speedup=_geomean([row.best_speedup for row in bests]),
+        geomean_vs_compile=_geomean([row.best_vs_compile for row in bests if row.best_vs_compile is not None]),
+        median_sol=median(fs) if (fs := [row.sol_fraction for row in bests if row.sol_fraction is not None]) else None,
+        statuses={s: n for s in VERDICTS if (n := sum(r.status == s for r in results))},
+        flagged=len(flagged), harness_errors=len(faults),
+        funnel=Funnel(generated=len(results), with_code=len(with_code), compiled=len(built), correct=len(correct),
+                      faster=sum(r.speedup > 1 for r in counted)),
+        tokens=tokens,
+        cost_usd=(usage.prompt_tokens * prices[0] + usage.completion_tokens * prices[1]) / 1e6
+        if usage and usage.requests and prices else None,
+    )
+    return Leaderboard(summary=summary, problems=rows, flagged=flagged, harness_errors=faults,
+                       speedups=[r.speedup for r in counted])
+
+
+# ---- from the store ----
+
+def contexts_for(store: Store, results: list[EvalResult]) -> dict[str, ProblemContext]:
+    """The baselines and peaks stored for each problem of these results, on their device."""
+    found: dict[str, ProblemContext] = {}
+    for r in results:
+        if r.problem_sha256 in found:
+            continue
+        stored = store.baselines(r.problem_sha256, r.device_name, r.target, r.torch_version, r.dtype)
+        found[r.problem_sha256] = ProblemContext(
+            eager=stored.pop("eager", None), compiled=stored, dtype=r.dtype,
+            peaks=store.peaks(r.device_name, r.target, r.torch_version))
+    return found
+
+
+def run_board(store: Store, info: RunInfo, prices: tuple[float, float] | None = None) -> Leaderboard:
+    """One stored run's leaderboard; `prices` (USD per million prompt / completion tokens) override the run's."""
+    results = store.results(info.name)
+    return leaderboard(info.name, results, contexts_for(store, results), model=info.model,
+                       usage=store.usage(info.name), prices=prices or store.run_prices(info.name))
+
+
+# ---- output ----
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
+def _x(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "yellow", "runtime_error": "magenta",
+                "timeout": "magenta", "rejected": "red", "no_code": "dim", "harness_error": "bold red"}
+
+
+def render(board: Leaderboard, console: Console) -> None:
+    """One run: a row per problem, the flagged results, and the summary line."""
+    table = Table(title=f"run {board.summary.run}", title_justify="left")
+    for name, justify in (("problem", "left"), ("cands", "right"), ("best speedup", "right"),
+                          ("vs compile", "right"), ("ref ms", "right"), ("best ms", "right"), ("% SOL", "right"),
+                          ("statuses", "left"), ("flags", "left")):
+        table.add_column(name, justify=justify)
+    for row in board.problems:
+        statuses = " ".join(f"[{STATUS_STYLE[s]}]{s} {n}[/]" for s, n in row.statuses.items())
+        table.add_row(row.problem, str(row.candidates), _x(row.best_speedup), _x(row.best_vs_compile),
+                      _ms(row.ref_runtime_ms), _ms(row.best_runtime_ms), _pct(row.sol_fraction), statuses,
+                      ", ".join(row.flags))
+    console.print(table)
+    if board.flagged:
+        flagged = Table(title="flagged: correct, but not counted (speed not trusted)", title_justify="left")
+        for name, justify in (("problem", "left"), ("candidate", "left"), ("claimed speedup", "right"),
+                              ("ms", "right"), ("flags", "left")):
+            flagged.add_column(name, justify=justify)
+        for row in board.flagged:
+            flagged.add_row(row.problem, row.candidate, _x(row.speedup), _ms(row.runtime_ms),
+                            f"[red]{', '.join(row.flags)}[/]")
+        console.print(flagged)
+    if board.harness_errors:
+        faults = Table(title="harness errors: no verdict (the harness or the machine failed; the next run retries "
+                             "them)", title_justify="left")
+        for name in ("problem", "candidate", "error"):
+            faults.add_column(name, justify="left")
+        for row in board.harness_errors:
+            first = (row.error or "-").splitlines()[0][:200]
+            faults.add_row(row.problem, row.candidate, f"[bold red]{escape(first)}[/]")
+        console.print(faults)
+    s = board.summary
+    fast = "  ".join(f"fast_{p}={_pct(v)}" for p, v in s.fast_p.items())
+    console.print(f"{s.problems} problems, {s.candidates} candidates | compiled {_pct(s.compile_rate)} | "
+                  f"correct {_pct(s.correct_rate)} | {fast} | geomean speedup {_x(s.geomean_speedup)}"
+                  + (f" (vs compile {_x(s.geomean_vs_compile)})" if s.geomean_vs_compile else "")
+                  + (f" | median {_pct(s.median_sol)} of SOL" if s.median_sol else "")
+                  + (f" | {s.flagged} flagged, not counted" if s.flagged else "")
+                  + (f" | [bold red]{s.harness_errors} harness errors, no verdict[/]" if s.harness_errors else ""))
+    if any(row.best_speedup and row.best_vs_compile is None for row in board.problems):
+        console.print("[dim]vs compile: `harness baseline` measures the torch.compile baselines[/]")
+
+
+def render_runs(summaries: list[Summary], console: Console) -> None:
+    """Runs side by side, one row each."""
+    table = Table(title="leaderboard (counted results only; `--run NAME` for one run's problems)",
+                  title_justify="left")
+    columns = ["run", "model", "device", "problems", "correct", *(f"fast_{p:g}" for p in FAST_P), "geomean", "vs compile",
+               "% SOL", "tokens", "cost"]
+    for name in columns:
+        table.add_column(name, justify="left" if name in ("run", "model", "device") else "right")
+    for s in summaries:
+        table.add_row(s.run, s.model or "-", s.device or "-", str(s.problems), _pct(s.correct_rate),
+                      *(_pct(s.fast_p.get(f"{p:g}")) for p in FAST_P), _x(s.geomean_speedup),
+                      _x(s.geomean_vs_compile), _pct(s.median_sol),
+                      f"{s.tokens:,}" if s.tokens is not None else "-",
+                      f"${s.cost_usd:,.4f}" if s.cost_usd is not None else "-")
+    console.print(table)
+
+
+def summary_record(s: Summary) -> dict:
+    """A flat record of a run's summary (one CSV row)."""
+    flat = s.model_dump(exclude={"fast_p", "statuses", "funnel"})
+    flat.update({f"fast_{p}": v for p, v in s.fast_p.items()})
+    flat.update({f"funnel_{k}": v for k, v in (s.funnel.model_dump() if s.funnel else {}).items()})
+    flat.update({f"status_{k}": s.statuses.get(k, 0) for k in VERDICTS})
+    return flat
+
+
+def problem_record(run: str, row: ProblemRow) -> dict:
+    flat = {"run": run, **row.model_dump(exclude={"statuses", "flags"})}
+    flat.update({f"status_{k}": row.statuses.get(k, 0) for k in VERDICTS})
+    flat["flags"] = ";".join(row.flags)
+    return flat
+
+
+def to_csv(records: list[dict]) -> str:
+    if not records:
+        return ""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(records[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+    return buffer.getvalue()
