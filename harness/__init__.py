@@ -1,28 +1,17 @@
-"""kernel-harness: evaluate custom kernels against PyTorch references, honestly and fast."""
+"""kernel-harness: evaluate custom kernels against PyTorch references, honestly and fast.
 
-from harness.api import Evaluator, aevaluate_sources, evaluate_sources
-from harness.config import Settings, load_settings
-from harness.device import discover
-from harness.eval.candidate import candidate_from_source, load_candidate
-from harness.eval.pipeline import evaluate
-from harness.eval.scheduler import Job
-from harness.problems.index import ProblemError, resolve, select
-from harness.report.leaderboard import leaderboard
-from harness.store import Store
-from harness.types import (
-    BuildResult,
-    Candidate,
-    CheckResult,
-    DeviceInfo,
-    EvalResult,
-    Problem,
-    Status,
-    Target,
-    Timing,
-)
+The vocabulary: `Evaluator` (batches of (problem, source) pairs, for RL and search loops), `run` (the main job,
+`harness run` as a call) with `RunRequest` and `Connection`, `Settings`, and what comes back: `EvalResult` with
+its `Status`, for a `Problem` and a `Candidate`. Bad input raises one of the errors, before anything runs.
+"""
+
+from harness.api import Connection, Evaluator, RunError, RunRequest, run
+from harness.config import Settings, SettingsError
+from harness.eval.candidate import CandidateError
+from harness.problems.index import ProblemError
+from harness.types import Candidate, EvalResult, Problem, Status
 
 __all__ = [
-    "BuildResult", "Candidate", "CheckResult", "DeviceInfo", "EvalResult", "Evaluator", "Job", "Problem", "ProblemError",
-    "Settings", "Status", "Store", "Target", "Timing", "aevaluate_sources", "candidate_from_source", "discover", "evaluate", "evaluate_sources",
-    "leaderboard", "load_candidate", "load_settings", "resolve", "select",
+    "Candidate", "CandidateError", "Connection", "EvalResult", "Evaluator", "Problem", "ProblemError", "RunError",
+    "RunRequest", "Settings", "SettingsError", "Status", "run",
 ]

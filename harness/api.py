@@ -1,7 +1,7 @@
-"""The Python API, for RL and search loops: evaluate a batch of (problem, source) pairs and get EvalResults
-back, with the same isolation, integrity checks, caching and store as `harness eval`.
+"""The Python API. For RL and search loops, evaluate a batch of (problem, source) pairs and get EvalResults
+back, with the same isolation, integrity checks, caching and store as `harness eval`:
 
-    from harness.api import Evaluator
+    from harness import Evaluator
 
     evaluator = Evaluator(target="cuda")                      # settings as for the CLI (HARNESS_* apply)
     results = evaluator.evaluate([("level1/relu", source_a), ("level1/relu", source_b)])
@@ -10,25 +10,48 @@ back, with the same isolation, integrity checks, caching and store as `harness e
 
 Every result is stored under the evaluator's run (`harness report --run NAME` shows it), and a pair whose
 problem and source were evaluated before on this device is served from the store.
+
+The main job, `harness run` as a call (`harness run` and `harness generate` are thin shells over it):
+
+    from harness import run
+    done = run(model="my-model", base_url="http://localhost:8000/v1", problems="level1", turns=3)
+    print(done.board.summary.fast_p)       # the run's leaderboard; done.outcomes has every turn
+
+With no model, the answers are the reference solutions (solutions/reference/), as `harness run` does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Union
+from typing import Literal
 
 from harness.config import Settings, load_settings
 from harness.device import discover
 from harness.eval.candidate import candidate_from_source
-from harness.eval.pipeline import default_run_name, evaluate
-from harness.eval.scheduler import Job
-from harness.problems.index import resolve
-from harness.store import Store
-from harness.types import EvalResult, Problem, Target
+from harness.eval.evaluation import Job
+from harness.eval.pipeline import SOLUTIONS_DIR, default_run_name, evaluate
+from harness.facts import gather
+from harness.llm.loop import RUN_NAME, Loop, LoopEvents, RunConfig, TurnOutcome
+from harness.llm.prompts import Prompts
+from harness.llm.providers import (
+    PLACEHOLDER_KEY,
+    OfflineProvider,
+    OpenAIProvider,
+    Provider,
+    RetryPolicy,
+    redact_url,
+)
+from harness.problems.index import resolve, select
+from harness.report.leaderboard import Leaderboard, run_board
+from harness.store import RunUsage, Store
+from harness.types import DeviceInfo, EvalResult, Problem, Sampling, Target
 
-ProblemRef = Union[str, Path, Problem]  # an id (level1/relu), a path to a problem file, or a Problem
+ProblemRef = str | Path | Problem  # an id (level1/relu), a path to a problem file, or a Problem
 
 
 class Evaluator:
@@ -38,7 +61,7 @@ class Evaluator:
                  problems_dir: str | Path | None = None, run: str | None = None):
         self.settings = settings or load_settings()
         self.device = discover(target)
-        self.problems_dir = Path(problems_dir) if problems_dir else None
+        self.problems_dir = Path(problems_dir) if problems_dir else self.settings.problems_dir
         self.run = run or default_run_name("api")
         self._one_batch_at_a_time = threading.Lock()
 
@@ -68,11 +91,180 @@ class Evaluator:
         return source
 
 
-def evaluate_sources(pairs: Iterable[tuple[ProblemRef, str]], **options) -> list[EvalResult]:
-    """One-shot form of Evaluator(**options).evaluate(pairs)."""
-    return Evaluator(**options).evaluate(pairs)
+# ---- the main job: a run of a model (or of the reference solutions) over a problem set ----
+
+# The problems a run takes when none are named: with a model, a set to start with; without one, the answers
+# are solutions/reference/, so every set of the target that has them.
+DEFAULT_SET = {"cuda": "level1", "cpu": "cpu"}
+OFFLINE_SET = {"cuda": "level1,level2,level3", "cpu": "cpu"}
+REFERENCE_SOLUTIONS = SOLUTIONS_DIR
 
 
-async def aevaluate_sources(pairs: Iterable[tuple[ProblemRef, str]], **options) -> list[EvalResult]:
-    """One-shot form of await Evaluator(**options).aevaluate(pairs)."""
-    return await Evaluator(**options).aevaluate(pairs)
+class RunError(ValueError):
+    """A run that cannot start as asked (a resume with nothing to resume, changed settings, no key...)."""
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where the model is and how hard to try; None: $OPENAI_BASE_URL / $OPENAI_API_KEY (never stored, never
+    passed to candidates), else the OpenAI API."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    concurrency: int = 8
+    request_timeout_s: float = 600.0
+    max_retries: int = 6
+    use_cache: bool = True  # an identical request (model, messages, sampling, sample) answered before is reused
+
+    def server(self) -> str | None:
+        return self.base_url or os.environ.get("OPENAI_BASE_URL")
+
+
+@dataclass
+class RunRequest:
+    """What to run. Every field left None takes its default, or, on `resume`, the stored run's value."""
+
+    model: str | None = None                    # None: the offline provider (the reference solutions)
+    problems: str | None = None                 # selector: sets (level1, cpu), directories, ids or .py paths
+    samples: int | None = None                  # conversations per problem (1)
+    turns: int | None = None                    # turns per conversation (1)
+    sampling: Sampling | None = None
+    prompts_dir: str | None = None              # your own templates (default: prompts/)
+    prices: tuple[float, float] | None = None   # USD per million prompt / completion tokens (updatable)
+    name: str | None = None                     # the run's name (default: generated; with resume, the latest)
+    resume: bool = False                        # continue a stored run with its own settings
+
+
+@dataclass
+class RunDone:
+    name: str
+    config: RunConfig
+    mode: Literal["run", "generate"]
+    problems: list[Problem]
+    too_big: list[Problem] = field(default_factory=list)   # declare more MEMORY_GB than max_memory_gb
+    no_reference: list[str] = field(default_factory=list)  # offline: selected, but no reference solution
+    outcomes: list[TurnOutcome] = field(default_factory=list)
+    usage: RunUsage = field(default_factory=RunUsage)
+    board: Leaderboard | None = None                    # None for generate (nothing evaluated)
+
+
+class RunEvents(LoopEvents):
+    def starting(self, done: RunDone, device: DeviceInfo) -> None:
+        """The run is planned (its name, config and problems known); nothing asked yet."""
+
+
+def run(request: RunRequest | None = None, *, target: Target | None = None, settings: Settings | None = None,
+        connection: Connection | None = None, problems_dir: str | Path | None = None,
+        max_memory_gb: float | None = None, solutions_dir: str | Path | None = None,
+        mode: Literal["run", "generate"] = "run", events: RunEvents | None = None, **fields) -> RunDone:
+    """Ask the model for every selected problem and sample, build, check and time each answer, feed the
+    result back for `turns` turns, store every turn; the run's leaderboard comes back in `board`.
+    `mode="generate"` only asks (one turn, nothing evaluated). `fields` are RunRequest's, for short calls.
+    Raises RunError (and ProblemError, ProviderConfigError) before anything is asked."""
+    request = request or RunRequest(**fields)
+    settings = settings or load_settings()
+    connection = connection or Connection()
+    events = events or RunEvents()
+    device = discover(target)
+    if request.name and not RUN_NAME.match(request.name):
+        raise RunError(f"bad run name {request.name!r}: use letters, digits, '.', '_' and '-' (it names a folder)")
+    with Store(settings.db) as store:
+        name, config = plan(request, device, store, mode, connection)
+        provider = provider_for(config, connection)
+        selected = select(config.problems, Path(problems_dir) if problems_dir else settings.problems_dir)
+        fits = [p for p in selected if max_memory_gb is None or p.memory_gb is None or p.memory_gb <= max_memory_gb]
+        done = RunDone(name, config, mode, fits, too_big=[p for p in selected if p not in fits])
+        if isinstance(provider, OfflineProvider):
+            done.no_reference = [p.id for p in fits if provider.source_path(p) is None]
+            done.problems = [p for p in fits if provider.source_path(p) is not None]
+            if not done.problems:
+                raise RunError(f"none of the problems selected by {config.problems!r} has a reference solution "
+                               "in solutions/reference/ (pass --model to ask a model instead)")
+        events.starting(done, device)
+        prompts = Prompts(device.target, Path(config.prompts_dir) if config.prompts_dir else None)
+        where = Path(solutions_dir).resolve() if solutions_dir else settings.solutions_dir
+        loop = Loop(run=name, config=config, provider=provider, prompts=prompts, facts=gather(device), device=device,
+                    settings=settings, store=store, solutions_dir=where, use_cache=connection.use_cache,
+                    events=events)
+        done.outcomes = asyncio.run(_go(loop, provider, done.problems, mode == "run"))
+        done.usage = store.usage(name)
+        if mode == "run":
+            done.board = run_board(store, next(r for r in store.runs() if r.name == name), request.prices)
+        return done
+
+
+async def _go(loop: Loop, provider: Provider, problems: list[Problem], evaluate_turns: bool) -> list[TurnOutcome]:
+    try:
+        return await loop.go(problems, evaluate_turns=evaluate_turns)
+    finally:
+        await provider.close()
+
+
+# What shapes a run's answers: stored with it, and taken from it on resume (prices change no answer).
+GENERATION_FIELDS = ("model", "problems", "samples", "turns", "sampling", "prompts_dir")
+
+
+def plan(request: RunRequest, device: DeviceInfo, store: Store, mode: str, connection: Connection
+         ) -> tuple[str, RunConfig]:
+    """The run's name and config: from the request, or from the stored run on resume."""
+    if request.resume:
+        name, config = _resumed(request, device, store, mode)
+    else:
+        name, config = _new(request, device, store, mode, connection)
+    if request.prices is not None:
+        config = config.model_copy(update={"price_in": request.prices[0], "price_out": request.prices[1]})
+    return name, config
+
+
+def _resumed(request: RunRequest, device: DeviceInfo, store: Store, mode: str) -> tuple[str, RunConfig]:
+    given = [f for f in GENERATION_FIELDS if getattr(request, f) is not None]
+    if given:
+        raise RunError(f"resume continues a run with its own settings; drop {', '.join(given)} "
+                       "(or start a new run with another name)")
+    names = [r.name for r in store.runs() if r.kind == mode]
+    name = request.name or (names[-1] if names else None)
+    stored = store.run_config(name) if name else None
+    if not stored:
+        raise RunError(f"nothing to resume: {store.path} has no `harness {mode}` run"
+                       + (f" named {name!r}" if name else "") + (f" (there are: {', '.join(names)})" if names else ""))
+    config = RunConfig.model_validate_json(stored)
+    if config.target != device.target:
+        raise RunError(f"run {name!r} is on the {config.target} target, but the device gives {device.target}")
+    return name, config
+
+
+def _new(request: RunRequest, device: DeviceInfo, store: Store, mode: str, connection: Connection
+         ) -> tuple[str, RunConfig]:
+    base_url = connection.server() if request.model else None
+    config = RunConfig(
+        model=request.model or OfflineProvider.name, base_url=redact_url(base_url), target=device.target,
+        problems=request.problems or (DEFAULT_SET if request.model else OFFLINE_SET)[device.target],
+        samples=request.samples or 1, turns=request.turns or 1, sampling=request.sampling or Sampling(),
+        prompts_dir=str(Path(request.prompts_dir).resolve()) if request.prompts_dir else None)
+    name = request.name or default_run_name(mode if request.model else f"reference-{device.target}")
+    stored = store.run_config(name)
+    if stored:
+        before = RunConfig.model_validate_json(stored)
+        fixed = ("model", "base_url", "target", "sampling", "prompts_dir")
+        changed = [f for f in fixed if getattr(before, f) != getattr(config, f)]
+        if changed:
+            raise RunError(f"run {name!r} was made with other settings ({', '.join(changed)}: "
+                           f"{', '.join(repr(getattr(before, f)) for f in changed)}); continue it with "
+                           "resume, or pick a new run name")
+    return name, config
+
+
+def provider_for(config: RunConfig, connection: Connection) -> Provider:
+    if config.model == OfflineProvider.name:
+        return OfflineProvider(REFERENCE_SOLUTIONS)
+    # The stored base URL has credentials removed: take the real one from the connection or environment.
+    base_url = connection.server() or config.base_url
+    key = connection.api_key or os.environ.get("OPENAI_API_KEY")
+    if not key:
+        if not base_url or "api.openai.com" in base_url:
+            raise RunError("OPENAI_API_KEY is not set; export it, or pass --base-url for a local server "
+                           "that needs no key")
+        key = PLACEHOLDER_KEY
+    return OpenAIProvider(config.model, base_url=base_url, api_key=key, concurrency=connection.concurrency,
+                          timeout_s=connection.request_timeout_s,
+                          retry=RetryPolicy(max_retries=connection.max_retries))

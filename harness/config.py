@@ -1,14 +1,35 @@
-"""Settings: built-in defaults < environment (HARNESS_*) < command-line flags."""
+"""Settings, in layers: built-in defaults < a TOML file (./harness.toml or --config FILE) < environment
+(HARNESS_*) < command-line flags. Every setting has one name in each layer: its field name in the file
+(`trials = 3`, `[timing] budget_s = 2`), a HARNESS_* variable (ENV) and, for most, a flag (FLAGS)."""
 
 from __future__ import annotations
 
+import difflib
 import os
+import sys
+import typing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from harness.types import Frozen, TimingSettings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser as the tomli package, if installed
+    try:
+        import tomli as tomllib
+    except ModuleNotFoundError:
+        tomllib = None
+
+CONFIG_FILE = "harness.toml"  # read from the working directory when no --config FILE is given
+
+
+class SettingsError(ValueError):
+    """A bad setting: unknown, of the wrong type or out of range, or an unreadable config file. The message
+    names the setting and where it came from; the CLI reports it with exit status 2."""
 
 
 class Settings(Frozen):
@@ -45,8 +66,13 @@ class Settings(Frozen):
                                      "the evaluation, the result is flagged contended and not counted")
     static_rules: bool = Field(default=True, description="Apply the static integrity rules; off only to test "
                                                          "the runtime defenses on their own")
+    problems_dir: Path | None = Field(default=None, description="Problem root (None: the problem set shipped "
+                                                                "with the harness, else ./problems)")
+    solutions_dir: Path = Field(default=Path("solutions"), validate_default=True,
+                                description="Where generated candidates are written, as "
+                                            "<solutions_dir>/<run>/<problem id>/sampleS_turnT.py")
 
-    @field_validator("results_dir", "db_path")
+    @field_validator("results_dir", "db_path", "problems_dir", "solutions_dir")
     @classmethod
     def _absolute(cls, path: Path | None) -> Path | None:
         # Children run in other working directories: every path handed to them must be absolute.
@@ -61,18 +87,174 @@ class Settings(Frozen):
         return self.results_dir / "cache"
 
 
+# HARNESS_* variable -> setting ("timing.budget_s" for a timing field). Every setting but INTERNAL has one.
 ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_TRIALS": "trials",
        "HARNESS_BUILD_TIMEOUT": "build_timeout_s", "HARNESS_EVAL_TIMEOUT": "eval_timeout_s",
-       "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_GPUS": "gpus",
-       "HARNESS_EXECUTOR": "executor", "HARNESS_RAY_ADDRESS": "ray_address", "HARNESS_MAX_SPEEDUP": "max_speedup",
-       "HARNESS_COMPILE_BASELINES": "compile_baselines", "HARNESS_CONTENTION_WAIT": "contention_wait_s"}
+       "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_MAX_JOBS": "max_jobs", "HARNESS_GPUS": "gpus",
+       "HARNESS_EXECUTOR": "executor", "HARNESS_RAY_ADDRESS": "ray_address", "HARNESS_DTYPE": "dtype",
+       "HARNESS_TIMING_WARMUP_RUNS": "timing.warmup_runs", "HARNESS_TIMING_MIN_RUNS": "timing.min_runs",
+       "HARNESS_TIMING_MAX_RUNS": "timing.max_runs", "HARNESS_TIMING_TARGET_RSE": "timing.target_rse",
+       "HARNESS_TIMING_BUDGET": "timing.budget_s", "HARNESS_FORCE": "force", "HARNESS_REBUILD": "rebuild",
+       "HARNESS_MAX_SPEEDUP": "max_speedup", "HARNESS_COMPILE_BASELINES": "compile_baselines",
+       "HARNESS_CONTENTION_WAIT": "contention_wait_s", "HARNESS_PROBLEMS_DIR": "problems_dir",
+       "HARNESS_SOLUTIONS_DIR": "solutions_dir"}
+# Setting -> its command-line flag, where it has one (the commands that take it: README, `harness CMD --help`).
+FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials", "build_timeout_s": "--build-timeout",
+         "eval_timeout_s": "--eval-timeout", "build_workers": "--build-workers", "gpus": "--gpus",
+         "executor": "--executor", "ray_address": "--ray-address", "timing.budget_s": "--timing-budget",
+         "force": "--force", "max_speedup": "--max-speedup", "compile_baselines": "--compile-baselines",
+         "contention_wait_s": "--contention-wait", "problems_dir": "--problems-dir",
+         "solutions_dir": "--solutions-dir"}
+# Settable only by code (load_settings(static_rules=False), Settings(...)): switching the integrity rules off is
+# for testing the runtime defenses, never something a config file or a stray variable should do.
+INTERNAL = frozenset({"static_rules"})
 
 
-def load_settings(**flags) -> Settings:
-    """Defaults, overridden by HARNESS_* variables, overridden by flags that are not None."""
-    values: dict = {field: os.environ[var] for var, field in ENV.items() if os.environ.get(var)}
-    timing = {k: v for k, v in flags.pop("timing", {}).items() if v is not None}
-    values.update({k: v for k, v in flags.items() if v is not None})
-    if timing:
-        values["timing"] = TimingSettings(**timing)
-    return Settings(**values)
+def _names() -> list[str]:
+    names = []
+    for name in Settings.model_fields:
+        names += [f"timing.{sub}" for sub in TimingSettings.model_fields] if name == "timing" else [name]
+    return names
+
+
+SETTINGS: tuple[str, ...] = tuple(_names())  # every setting, in the model's order; timing's as timing.<field>
+CONFIGURABLE: tuple[str, ...] = tuple(s for s in SETTINGS if s not in INTERNAL)  # keys of the file and of ENV
+
+
+def _field(setting: str):
+    if setting.startswith("timing."):
+        return TimingSettings.model_fields[setting.removeprefix("timing.")]
+    return Settings.model_fields[setting]
+
+
+PATHS = frozenset(s for s in SETTINGS if _field(s).annotation is Path or Path in typing.get_args(_field(s).annotation))
+
+
+@dataclass(frozen=True)
+class SettingSource:
+    """One setting's effective value and the layer it came from."""
+
+    setting: str        # field name; timing's as timing.budget_s
+    value: Any          # as validated: paths absolute, numbers parsed
+    source: str         # "default", "config file PATH", "env HARNESS_X", "flag --x" or "argument NAME" (no flag)
+    description: str
+    env: str | None     # its HARNESS_* variable (None: INTERNAL)
+    flag: str | None    # its command-line flag, if any
+
+
+def find_config_file(config_file: Path | str | None = None) -> Path | None:
+    """The file given (it must exist), else ./harness.toml if there is one, else None."""
+    if config_file is not None:
+        path = Path(config_file).expanduser()
+        if not path.is_file():
+            raise SettingsError(f"config file {path} not found" if not path.exists()
+                                else f"config file {path} is not a file")
+        return path
+    path = Path(CONFIG_FILE)
+    return path if path.is_file() else None
+
+
+def _unknown(key: str, where: str, known: tuple[str, ...] = CONFIGURABLE) -> SettingsError:
+    if key in INTERNAL and key not in known:
+        return SettingsError(f'setting "{key}" in {where}: it can be set only by code, e.g. load_settings({key}=...)')
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return SettingsError(f'unknown setting "{key}" in {where}{hint} (known: {", ".join(known)})')
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    """The file's settings as {setting: value}, relative paths made relative to the file's directory."""
+    where = str(path)
+    if tomllib is None:
+        raise SettingsError(f"reading the config file {where} needs Python 3.11 or later, or `pip install tomli`")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{where}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"cannot read config file {where}: {exc}") from None
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "timing":
+            if not isinstance(value, dict):
+                raise SettingsError(f"timing in {where} must be a table: a line [timing], then budget_s = 2 "
+                                    f"and the like; got {value!r}")
+            flat.update({f"timing.{sub}": v for sub, v in value.items()})
+        else:
+            flat[key] = value
+    base = path.resolve().parent
+    for key, value in flat.items():
+        if key not in CONFIGURABLE:
+            raise _unknown(key, where)
+        if key in PATHS and isinstance(value, str):
+            flat[key] = base / Path(value).expanduser()  # an absolute path stays as it is
+    return flat
+
+
+def _layers(config_file: Path | str | None, flags: dict[str, Any]) -> dict[str, tuple[Any, str]]:
+    """{setting: (raw value, source)} for every setting some layer gives, the highest layer winning."""
+    given: dict[str, tuple[Any, str]] = {}
+    path = find_config_file(config_file)
+    if path is not None:
+        given.update({k: (v, f"config file {path}") for k, v in _read_file(path).items()})
+    for var, setting in ENV.items():
+        if os.environ.get(var):  # set but empty counts as not set
+            given[setting] = (os.environ[var], f"env {var}")
+    timing = flags.pop("timing", None) or {}
+    if isinstance(timing, TimingSettings):
+        timing = timing.model_dump(exclude_unset=True)
+    flags.update({f"timing.{k}": v for k, v in timing.items()})
+    for key, value in flags.items():
+        if value is None:  # not given
+            continue
+        if key not in SETTINGS:
+            raise _unknown(key, "the arguments of load_settings", SETTINGS)
+        given[key] = (value, f"flag {FLAGS[key]}" if key in FLAGS else f"argument {key}")
+    return given
+
+
+def _build(given: dict[str, tuple[Any, str]]) -> Settings:
+    values: dict[str, Any] = {}
+    for setting, (value, _) in given.items():
+        if setting.startswith("timing."):
+            values.setdefault("timing", {})[setting.removeprefix("timing.")] = value
+        else:
+            values[setting] = value
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            loc = [str(part) for part in error["loc"]]
+            setting = ".".join(loc[:2]) if loc[:1] == ["timing"] else (loc[0] if loc else "settings")
+            source = given.get(setting, (None, "default"))[1]
+            got = f", got {error['input']!r}" if setting in given else ""
+            problems.append(f"bad setting {setting} ({source}): {error['msg']}{got}")
+        raise SettingsError("; ".join(problems)) from exc
+
+
+def load_settings_with_sources(config_file: Path | str | None = None,
+                               **flags) -> tuple[Settings, list[SettingSource]]:
+    """load_settings, and for every setting its effective value and the layer it came from."""
+    given = _layers(config_file, dict(flags))
+    settings = _build(given)
+    sources = []
+    for setting in SETTINGS:
+        value: Any = settings
+        for part in setting.split("."):
+            value = getattr(value, part)
+        env = next((var for var, s in ENV.items() if s == setting), None)
+        sources.append(SettingSource(setting, value, given[setting][1] if setting in given else "default",
+                                     _field(setting).description or "", env, FLAGS.get(setting)))
+    return settings, sources
+
+
+def explain_settings(config_file: Path | str | None = None, **flags) -> list[SettingSource]:
+    """Every setting's effective value and where it came from (what `harness config show` prints)."""
+    return load_settings_with_sources(config_file, **flags)[1]
+
+
+def load_settings(config_file: Path | str | None = None, **flags) -> Settings:
+    """Defaults < the TOML file (config_file, which must exist, else ./harness.toml if present) < HARNESS_*
+    variables < flags. A flag of None is not given; timing's as timing={"budget_s": ...}. Raises SettingsError."""
+    return _build(_layers(config_file, dict(flags)))

@@ -14,9 +14,9 @@ import sys
 import tempfile
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 # Printed by a child (build or evaluation) just before the candidate's code first runs: what fails before it is
 # the harness's or the machine's doing, never the candidate's (harness_error).

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from harness.store_schema import SCHEMA_VERSION, upgrade_script
 from harness.types import (
     PROTOCOL_VERSION,
     Baseline,
@@ -26,113 +27,6 @@ from harness.types import (
 
 # (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
 BaselineKey = tuple[str, str, str, str, str, int, str]
-
-SCHEMA_VERSION = 4
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    name TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL,
-    kind TEXT NOT NULL,            -- 'eval', 'run', 'api' or 'bench'
-    target TEXT NOT NULL,
-    device_name TEXT NOT NULL,
-    model TEXT,                    -- the model that wrote the candidates, NULL for files
-    config TEXT                    -- JSON: how the run generates (model, sampling, turns, ...), NULL for eval
-);
-CREATE TABLE IF NOT EXISTS sources (
-    sha256 TEXT PRIMARY KEY,
-    text TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS builds (
-    build_sha256 TEXT PRIMARY KEY,
-    source_sha256 TEXT NOT NULL REFERENCES sources(sha256),
-    status TEXT NOT NULL,
-    duration_s REAL NOT NULL,
-    error TEXT,
-    log TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS evaluations (
-    id INTEGER PRIMARY KEY,
-    run TEXT NOT NULL REFERENCES runs(name),
-    created_at TEXT NOT NULL,
-    problem_id TEXT NOT NULL,
-    problem_sha256 TEXT NOT NULL REFERENCES sources(sha256),
-    candidate_path TEXT,
-    candidate_sha256 TEXT NOT NULL REFERENCES sources(sha256),
-    build_sha256 TEXT REFERENCES builds(build_sha256),
-    target TEXT NOT NULL,
-    device_name TEXT NOT NULL,
-    torch_version TEXT NOT NULL,
-    protocol_version INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    speedup REAL,
-    runtime_ms REAL,
-    ref_runtime_ms REAL,
-    error TEXT,
-    flags TEXT NOT NULL,           -- JSON list
-    result_json TEXT NOT NULL,     -- the EvalResult, build log left out (it is in builds)
-    reused_from INTEGER REFERENCES evaluations(id)
-);
-CREATE INDEX IF NOT EXISTS evaluations_identity
-    ON evaluations (candidate_sha256, problem_sha256, device_name, target, protocol_version);
-CREATE INDEX IF NOT EXISTS evaluations_run ON evaluations (run);
-"""
-
-CONVERSATIONS = """
-CREATE TABLE IF NOT EXISTS completions (
-    key TEXT PRIMARY KEY,          -- CompletionRequest.key: model, messages, sampling, sample index
-    model TEXT NOT NULL,
-    request_json TEXT NOT NULL,    -- the CompletionRequest (no key, no URL credentials)
-    completion_json TEXT NOT NULL, -- the Completion: text, finish_reason, usage, attempts, ...
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS turns (
-    run TEXT NOT NULL REFERENCES runs(name),
-    problem_id TEXT NOT NULL,
-    sample INTEGER NOT NULL,
-    turn INTEGER NOT NULL,
-    completion_key TEXT NOT NULL REFERENCES completions(key),
-    cached INTEGER NOT NULL,       -- 1: the answer came from the response cache (not paid by this run)
-    candidate_sha256 TEXT REFERENCES sources(sha256),  -- NULL when nothing could be extracted
-    candidate_path TEXT,
-    reason TEXT,                   -- why nothing was extracted
-    evaluation_id INTEGER REFERENCES evaluations(id),  -- NULL until evaluated
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (run, problem_id, sample, turn)
-);
-"""
-
-BASELINES = """
-CREATE TABLE IF NOT EXISTS baselines (
-    problem_sha256 TEXT NOT NULL,
-    device_name TEXT NOT NULL,
-    target TEXT NOT NULL,
-    torch_version TEXT NOT NULL,
-    dtype TEXT NOT NULL,
-    protocol_version INTEGER NOT NULL,
-    kind TEXT NOT NULL,            -- 'eager', 'compile', 'compile-max-autotune' (types.BASELINE_KINDS)
-    baseline_json TEXT NOT NULL,   -- a Baseline: the timing (or why it failed), bytes moved and FLOPs
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
-);
-"""
-
-PEAKS = """
-CREATE TABLE IF NOT EXISTS peaks (
-    device_name TEXT NOT NULL,
-    target TEXT NOT NULL,
-    torch_version TEXT NOT NULL,
-    peaks_json TEXT NOT NULL,      -- Peaks: measured memory bandwidth and GEMM FLOP/s per dtype
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (device_name, target, torch_version)
-);
-"""
-
-# Version 1 predates the LLM loop: it lacks the run config and the conversation tables.
-# Version 2 predates the integrity checks: it lacks the baselines. Version 3 lacks the measured peaks.
-MIGRATE_1_TO_2 = "ALTER TABLE runs ADD COLUMN config TEXT;\n" + CONVERSATIONS
-
 
 class StoreError(RuntimeError):
     """The results database cannot be used."""
@@ -174,6 +68,15 @@ class RunUsage:
     completion_tokens: int = 0
     reasoning_tokens: int = 0
 
+    def cost_usd(self, prices: tuple[float, float] | None) -> float | None:
+        """What the answers cost at these prices (USD per million prompt / completion tokens)."""
+        if not prices or not self.requests:
+            return None
+        return (self.prompt_tokens * prices[0] + self.completion_tokens * prices[1]) / 1e6
+
+    def cost_label(self, prices: tuple[float, float] | None) -> str:
+        return f"${self.cost_usd(prices) or 0.0:,.4f}" if prices else "-"
+
     def plus(self, usage: Usage, *, cached: bool) -> RunUsage:
         return RunUsage(self.requests + 1, self.cached + cached, self.prompt_tokens + usage.prompt_tokens,
                         self.completion_tokens + usage.completion_tokens,
@@ -206,8 +109,7 @@ class Store:
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{self.path}: schema version {version} is newer than this harness "
                                  f"understands ({SCHEMA_VERSION}); upgrade kernel-harness")
-            script = {0: SCHEMA + CONVERSATIONS + BASELINES + PEAKS, 1: MIGRATE_1_TO_2 + BASELINES + PEAKS,
-                      2: BASELINES + PEAKS, 3: PEAKS}.get(version, "")
+            script = upgrade_script(version)
             for statement in filter(str.strip, script.split(";")):
                 self.db.execute(statement)
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -253,13 +155,15 @@ class Store:
                                 (candidate_sha256, candidate_source))
             self.db.execute(
                 "INSERT OR REPLACE INTO turns (run, problem_id, sample, turn, completion_key, cached, "
-                "candidate_sha256, candidate_path, reason, evaluation_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                "candidate_sha256, candidate_path, reason, evaluation_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
                 (run, problem_id, sample, turn, completion_key, int(cached), candidate_sha256, candidate_path,
                  reason, _now()))
 
     def set_turn_evaluation(self, run: str, problem_id: str, sample: int, turn: int, evaluation_id: int) -> None:
         self.db.execute("UPDATE turns SET evaluation_id = ? "
-                        "WHERE run = ? AND problem_id = ? AND sample = ? AND turn = ?", (evaluation_id, run, problem_id, sample, turn))
+                        "WHERE run = ? AND problem_id = ? AND sample = ? AND turn = ?",
+                        (evaluation_id, run, problem_id, sample, turn))
 
     def add(self, run: str, result: EvalResult, *, candidate_source: str, problem_source: str,
             reused_from: int | None = None) -> int:
@@ -295,7 +199,8 @@ class Store:
     def add_baseline(self, key: BaselineKey, baseline: Baseline) -> None:
         with self.db:
             self.db.execute("INSERT OR REPLACE INTO baselines (problem_sha256, device_name, target, torch_version, "
-                            "dtype, protocol_version, kind, baseline_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            "dtype, protocol_version, kind, baseline_json, created_at) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             (*key, baseline.model_dump_json(), _now()))
 
     def baselines(self, problem_sha256: str, device_name: str, target: str, torch_version: str,

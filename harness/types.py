@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,7 +36,7 @@ EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "refere
 
 
 def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """Flags from several sources (static rules, worker, plausibility), in order, each once."""
+    """Flags from several sources (static rules, plausibility, the GPU check), in order, each once."""
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
@@ -127,22 +127,6 @@ class Timing(Frozen):
                                                                    "device-wide sync included")
 
 
-class WorkerReport(Frozen):
-    """What the evaluation child process reports to its parent (as JSON)."""
-
-    status: Status = Field(description="correct, incorrect or runtime_error (timeouts are the parent's call)")
-    check: CheckResult | None = Field(default=None, description="Correctness details, if checking ran")
-    runtime: Timing | None = Field(default=None, description="Candidate timing, if correct")
-    ref_runtime: Timing | None = Field(default=None, description="Reference timing, measured interleaved")
-    error: str | None = Field(default=None, description="Error message, or None")
-    converged: bool = Field(default=True, description="The timing reached its target precision before its budget "
-                                                       "ran out (False: the parent flags noisy_timing)")
-    device_name: str = Field(description="Device name as torch reports it")
-    torch_version: str = Field(description="torch.__version__ in the child")
-    stages: dict[str, float] = Field(default_factory=dict, description="Seconds spent in setup, check, time; cpu: "
-                                     "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: cpu_load.py)")
-
-
 class EvalResult(Frozen):
     """One candidate evaluated on one problem: the unit that is stored and reported."""
 
@@ -169,7 +153,7 @@ class EvalResult(Frozen):
     stages: dict[str, float] = Field(default_factory=dict, description="Seconds per stage: build, queue (built, "
                                      "waiting for a device), eval (from hand-off to the child until it exited), and "
                                      "within eval as the child measured it: setup, check, time; on the cpu target "
-                                     "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: cpu_load.py); "
+                                     "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: child/observe.py); "
                                      "slowed_eval: a first evaluation whose reference looked slowed, done again")
     cached: bool = Field(default=False, description="Served from the store instead of re-evaluated")
 
@@ -223,21 +207,6 @@ class TimingSettings(Frozen):
     budget_s: float = Field(default=5.0, description="Stop after this much timing, converged or not (>= 3 runs)")
 
 
-class WorkerSpec(Frozen):
-    """What the parent asks one evaluation child to do (written as JSON, path passed on argv)."""
-
-    problem_path: str = Field(description="Problem file to import")
-    build_dir: str = Field(description="Build directory holding candidate.py and manifest.json")
-    target: Target = Field(description="cuda or cpu")
-    dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
-    seed: int = Field(description="Secret per-run seed; trial seeds derive from it")
-    trials: int = Field(default=5, description="Correctness trials, each with fresh inputs")
-    atol: float | None = Field(default=None, description="Problem's absolute tolerance override")
-    rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
-    timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
-    result_path: str = Field(description="Where the child writes its WorkerReport JSON")
-
-
 BASELINE_KINDS: dict[str, str | None] = {
     # kind -> torch.compile mode (None: the eager reference itself)
     "eager": None,
@@ -245,21 +214,6 @@ BASELINE_KINDS: dict[str, str | None] = {
     "compile-max-autotune": "max-autotune-no-cudagraphs",
 }
 COMPILE_KINDS = tuple(k for k, mode in BASELINE_KINDS.items() if mode)
-
-
-class BaselineSpec(Frozen):
-    """What the parent asks a clean child to measure: the reference alone (and compiled), per problem."""
-
-    mode: Literal["baselines", "peaks", "copy"] = Field(default="baselines", description="Time the problems' "
-                                                        "references, measure the device's peaks, or only its copy")
-    problems: tuple[dict[str, Any], ...] = Field(default=(), description="{id, path, atol, rtol, kinds} of each "
-                                                                          "problem, measured in turn; kinds from "
-                                                                          "BASELINE_KINDS (eager is always timed)")
-    target: Target = Field(description="cuda or cpu")
-    dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
-    seed: int = Field(description="Secret seed for the inputs")
-    timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
-    results_path: str = Field(description="JSON lines: {start: id} before each problem, then {id, baselines}")
 
 
 class Baseline(Frozen):
@@ -287,7 +241,7 @@ class Peaks(Frozen):
     best_bandwidth_gbs: float | None = Field(default=None, description="The fastest single copy, GB/s, of this and "
                                              "every earlier measurement of the device in the store (cpu_ceiling.py)")
     foreign_cpu: float | None = Field(default=None, description="cpu: the least share of the cores other processes "
-                                      "used during a copy measurement (cpu_load.py); None where not measured")
+                                      "used during a copy measurement (child/observe.py); None where not measured")
 
 
 # ---- the LLM side ----
@@ -373,3 +327,8 @@ class GateResult(Frozen):
     peak_memory_gb: float | None = Field(default=None, description="Peak device memory of an evaluation (measured "
                                                                    "on cuda, estimated from tensor sizes on cpu)")
     duration_s: float = Field(default=0.0, description="Time the gate spent on this problem")
+
+
+# ---- the quality gate's child protocol: harness/child/gate.py observes, harness/problems/gate.py decides ----
+
+

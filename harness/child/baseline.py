@@ -9,7 +9,8 @@ Two jobs (SPEC's "mode"):
   peaks      the device's peaks: memory bandwidth from a large copy, FLOP/s from a large GEMM per dtype
   copy       only the copy (a cpu measurement taken again while the earlier ones were contended)
 
-Results are JSON lines for isolation.run_each: {"start": id}, then {"id": id, ...}.
+Results are JSON lines for process.run_each: {"start": id}, then {"id": id, "baselines": {kind: Baseline}}
+(or {"id": "peaks", "peaks": Peaks}), or {"id": id, "error": why}.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from harness.child.common import (
 from harness.child.gate import Stage, static_observation
 from harness.child.timing import Side, summarize, time_interleaved
 from harness.process import append_line
-from harness.types import BASELINE_KINDS, Baseline, BaselineSpec, Peaks
+from harness.protocol import BaselineItem, BaselineSpec
+from harness.types import BASELINE_KINDS, Baseline, Peaks
 
 PEAK_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 COPY_BYTES = {"cuda": 1 << 30, "cpu": 256 << 20}   # far beyond any cache
@@ -48,24 +50,24 @@ def problem_costs(problem, dtype) -> dict:
         obs = static_observation(problem, dtype)
     except Stage:
         return {}
-    if "meta_error" in obs:
+    if obs.shapes is None:  # the meta-device forward failed
         return {}
-    return {"bytes_moved": obs["input_bytes"] + obs["param_bytes"] + obs["output_bytes"],
-            "flops": obs.get("flops") or None}
+    return {"bytes_moved": obs.shapes.input_bytes + obs.shapes.param_bytes + obs.shapes.output_bytes,
+            "flops": obs.flops or None}
 
 
-def measure_problem(item: dict, spec: BaselineSpec, device, timer, sync) -> dict[str, Baseline]:
+def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync) -> dict[str, Baseline]:
     """Every requested kind of this problem's reference, timed interleaved; a kind that fails says why."""
     dtype = getattr(torch, spec.dtype)
-    problem = import_problem(item["path"])
+    problem = import_problem(item.path)
     costs = problem_costs(problem, dtype)  # a meta-device forward: no memory, any size
     init = problem.get_init_inputs()
     init_seed = trial_seed(spec.seed, "init")
-    atol, rtol = tolerances(dtype, item.get("atol"), item.get("rtol"))
+    atol, rtol = tolerances(dtype, item.atol, item.rtol)
     failed: dict[str, str] = {}
     with torch.no_grad():
         models = {"eager": construct(problem.Model, init, device, dtype, init_seed)}
-        compile_kinds = [k for k in item["kinds"] if BASELINE_KINDS[k]]
+        compile_kinds = [k for k in item.kinds if BASELINE_KINDS[k]]
         if compile_kinds:
             check_inputs = seeded_inputs(problem, device, dtype, spec.seed, "compile-check")
             expected = models["eager"](*check_inputs)
@@ -148,19 +150,19 @@ def main(argv: list[str]) -> int:
         append_line(results, {"start": "peaks"})
         try:
             peaks = measure_peaks(spec.target, device, timer, gemms=spec.mode == "peaks")
-            append_line(results, {"id": "peaks", "peaks": peaks.model_dump()})
+            append_line(results, {"id": "peaks", "peaks": peaks.model_dump(mode="json")})
         except Exception as exc:  # noqa: BLE001 - reported to the parent
             traceback.print_exc()
             append_line(results, {"id": "peaks", "error": describe(exc)})
         return 0
     for item in spec.problems:
-        append_line(results, {"start": item["id"]})
+        append_line(results, {"start": item.id})
         try:
             found = measure_problem(item, spec, device, timer, sync)
-            append_line(results, {"id": item["id"], "baselines": {k: b.model_dump() for k, b in found.items()}})
+            append_line(results, {"id": item.id, "baselines": {k: b.model_dump(mode="json") for k, b in found.items()}})
         except Exception as exc:  # noqa: BLE001 - a broken reference is reported, the next problem goes on
             traceback.print_exc()
-            append_line(results, {"id": item["id"], "error": f"the reference failed: {describe(exc)}"})
+            append_line(results, {"id": item.id, "error": f"the reference failed: {describe(exc)}"})
         finally:
             torch._dynamo.reset()  # drop compiled graphs: the next problem starts clean
             if device.type == "cuda":

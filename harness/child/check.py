@@ -34,7 +34,8 @@ def _shape(t: torch.Tensor) -> str:
 
 def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, where: str = "output") -> Comparison:
     if type(out) is not torch.Tensor:  # subclasses can defer work or fake values
-        return Comparison(False, f"{where} must be a plain torch.Tensor, got {type(out).__module__}.{type(out).__qualname__}")
+        kind = f"{type(out).__module__}.{type(out).__qualname__}"
+        return Comparison(False, f"{where} must be a plain torch.Tensor, got {kind}")
     if out.shape != ref.shape:
         return Comparison(False, f"{where} has shape {_shape(out)}, expected {_shape(ref)}")
     if out.dtype != ref.dtype:

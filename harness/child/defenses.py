@@ -79,8 +79,12 @@ def _settings() -> dict[str, object]:
 class Guard:
     """Identity snapshot of watched namespaces and a value snapshot of global settings."""
 
-    def __init__(self):
+    def __init__(self, also: dict[str, object] | None = None):
+        """`also`: more modules and classes to watch, by label (the caller's own, which this module cannot
+        import without a cycle)."""
         watched = _watched()
+        for label, obj in (also or {}).items():
+            watched["classes" if isinstance(obj, type) else "modules"][label] = obj
         self._modules = {label: (m, dict(vars(m))) for label, m in watched["modules"].items()}
         self._classes = {label: (c, dict(vars(c))) for label, c in watched["classes"].items()}
         self._settings = _settings()

@@ -11,12 +11,16 @@ harness's (or the machine's), never the candidate's (HARNESS_ERROR).
 from __future__ import annotations
 
 import os
+import random
 import sys
 import time
 import traceback
 from pathlib import Path
 
+import torch
+
 from harness.child import observe as cpu_load
+from harness.child.check import compare, same_values, tolerances
 from harness.child.common import (
     EvalFailure,
     candidate_starts,
@@ -29,9 +33,19 @@ from harness.child.common import (
     timed_side,
     trial_seed,
 )
+from harness.child.defenses import (
+    Guard,
+    identical,
+    output_problem,
+    poison,
+    poison_free_memory,
+    snapshot,
+)
 from harness.child.loader import import_candidate, install_extension_loader
+from harness.child.timing import time_interleaved
 from harness.process import write_atomic
-from harness.types import HARNESS_ERROR, CheckResult, WorkerReport, WorkerSpec
+from harness.protocol import WorkerReport, WorkerSpec
+from harness.types import HARNESS_ERROR, CheckResult
 
 _clock = time.perf_counter  # bound before any candidate code runs: stage times cannot be patched
 RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked again (besides the first two)
@@ -39,67 +53,130 @@ RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked ag
 STAGES = ("setup", "check", "time")
 
 
-def stage_ends(stages: dict[str, float], name: str, started: float) -> None:
-    stages[name] = _clock() - started - sum(stages.values())
-
-
 def eval_main(spec: WorkerSpec) -> WorkerReport:
-    import random
+    """Setup, check, time; the first verdict reached inside (incorrect, rejected, runtime_error...) ends it."""
+    evaluation = Evaluation(spec)
+    try:
+        with torch.no_grad():
+            evaluation.setup()
+            evaluation.check()
+            evaluation.time()
+    except EvalFailure as failure:
+        return evaluation.failed(failure)
+    return evaluation.passed()
 
-    import torch
 
-    from harness.child.check import compare, same_values, tolerances
-    from harness.child.defenses import (
-        Guard,
-        identical,
-        output_problem,
-        poison,
-        poison_free_memory,
-        snapshot,
-    )
-    from harness.child.timing import time_interleaved
+class Evaluation:
+    """One built candidate against the problem's reference, in this process, in three stages whose times
+    are recorded: setup (both modules built, the candidate imported), check (trials on fresh inputs), time
+    (interleaved, with timed outputs checked again)."""
 
-    started = _clock()
-    device, device_name, timer, sync = target_device(torch, spec.target)
-    dtype = getattr(torch, spec.dtype)
-    atol, rtol = tolerances(dtype, spec.atol, spec.rtol)
-    stages: dict[str, float] = {}  # seconds spent setting up, checking, timing (filled in as they end)
-    report = dict(device_name=device_name, torch_version=torch.__version__, stages=stages)
+    def __init__(self, spec: WorkerSpec):
+        self.spec = spec
+        self.started = _clock()
+        self.device, device_name, self.timer, self.sync = target_device(torch, spec.target)
+        self.dtype = getattr(torch, spec.dtype)
+        self.atol, self.rtol = tolerances(self.dtype, spec.atol, spec.rtol)
+        self.stages: dict[str, float] = {}  # seconds spent setting up, checking, timing (filled in as they end)
+        self.fields = dict(device_name=device_name, torch_version=torch.__version__, stages=self.stages)
+        self.trials_run = self.rechecked = 0
+        self.worst_abs = self.worst_rel = 0.0
+        # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
+        with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
+            self.problem = import_problem(spec.problem_path)
+            self.init_inputs = self.problem.get_init_inputs()
+        if not isinstance(self.init_inputs, (list, tuple)):
+            raise EvalFailure(HARNESS_ERROR, "problem error: get_init_inputs() returned "
+                                             f"{type(self.init_inputs).__name__}, not a list")
 
-    # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
-    with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
-        problem = import_problem(spec.problem_path)
-        init_inputs = problem.get_init_inputs()
-    if not isinstance(init_inputs, (list, tuple)):
-        raise EvalFailure(HARNESS_ERROR,
-                          f"problem error: get_init_inputs() returned {type(init_inputs).__name__}, not a list")
+    def stage_ends(self, name: str) -> None:
+        self.stages[name] = _clock() - self.started - sum(self.stages.values())
 
-    def make_inputs(label: str) -> list:
-        return seeded_inputs(problem, device, dtype, spec.seed, label)
+    def inputs(self, label: str) -> list:
+        return seeded_inputs(self.problem, self.device, self.dtype, self.spec.seed, label)
 
-    def clone(inputs: list) -> list:
-        return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    # ---- the stages ----
 
-    def run_candidate(args: list, what: str, fresh_poison: bool):
+    def setup(self) -> None:
+        init_seed = trial_seed(self.spec.seed, "init")
+        with failing_as("problem error: constructing Model failed", HARNESS_ERROR):
+            self.reference = construct(self.problem.Model, self.init_inputs, self.device, self.dtype, init_seed)
+        # before the candidate's code runs at all; this module and its class are watched too
+        self.guard = Guard(also={__name__: sys.modules[__name__], f"{__name__}.Evaluation": Evaluation})
+        install_extension_loader(Path(self.spec.build_dir), "load")
+        candidate_starts()
+        with failing_as("constructing ModelNew failed"):
+            module = import_candidate(Path(self.spec.build_dir))
+            self.guard.verify("at import")
+            # same seed: same initial parameters as the reference
+            self.candidate = construct(module.ModelNew, self.init_inputs, self.device, self.dtype, init_seed)
+        self.guard.verify("in ModelNew.__init__")
+        self.stage_ends("setup")
+
+    def check(self) -> None:
+        for trial in range(self.spec.trials):
+            self.trials_run = trial + 1
+            inputs = self.inputs(f"trial{trial}")
+            mine = clone(inputs)
+            # Poison (~0.2 s on an 80 GB GPU) only before trial 0's two runs: later trials' inputs are fresh, and
+            # nothing has computed on them before the candidate runs (the reference runs after it, its output
+            # poisoned before it is freed), so freed memory cannot hold their answers; an output left partly
+            # unwritten already fails trial 0 on poisoned memory.
+            out, copy = self.run_candidate(mine, f"trial {trial}", fresh_poison=trial == 0)
+            changed = [i for i, (a, b) in enumerate(zip(mine, inputs, strict=True))
+                       if isinstance(a, torch.Tensor) and not same_values(a, b)]
+            if changed:
+                raise EvalFailure("incorrect", f"trial {trial}: ModelNew.forward modified its input(s) {changed}")
+            if trial == 0:  # the same input twice: uninitialised memory or races show as disagreement
+                again, _ = self.run_candidate(clone(inputs), "trial 0, second run on the same input",
+                                              fresh_poison=True)
+                result = compare(again, copy, self.atol, self.rtol)
+                if not result.ok:
+                    raise EvalFailure("incorrect", "two runs on the same input disagree (uninitialised memory "
+                                                   "or a race): " + result.message, result)
+                del again
+            result = self.against_reference(out, copy, inputs, f"trial {trial}")
+            self.worst_abs = max(self.worst_abs, result.max_abs_err or 0.0)
+            self.worst_rel = max(self.worst_rel, result.max_rel_err or 0.0)
+            del out, copy, mine, inputs
+        self.stage_ends("check")
+
+    def time(self) -> None:
+        """Fresh inputs for every call; some candidate outputs are checked again, chosen by a secret draw,
+        against the reference on a pristine copy of the same inputs."""
+        self.draw = random.Random(trial_seed(self.spec.seed, "recheck"))
+        watch = cpu_load.Watch(self.spec.target)  # cpu: idle jitter now, other processes' CPU use across the timing
+        sides = {name: timed_side(self.problem, self.device, self.dtype, self.spec.seed, name, fn)
+                 for name, fn in (("reference", self.reference), ("candidate", self.candidate))}
+        with failing_as("failed while timing"):
+            self.timings, self.converged = time_interleaved(sides, self.timer, self.spec.timing, inspect=self.recheck)
+        load = watch.stop()
+        self.guard.verify("while being timed")
+        self.stage_ends("time")
+        self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
+
+    # ---- the checks ----
+
+    def run_candidate(self, args: list, what: str, fresh_poison: bool):
         """One checked call (after fresh poison if asked), the output copied the moment forward returns."""
         if fresh_poison:
-            poison_free_memory(device)
+            poison_free_memory(self.device)
         with failing_as(f"ModelNew.forward failed ({what})"):
-            out = candidate(*args)
-            sync()
-        guard.verify(f"in forward, {what}")
+            out = self.candidate(*args)
+            self.sync()
+        self.guard.verify(f"in forward, {what}")
         problem_text = output_problem(out)
         if problem_text:
             raise EvalFailure("incorrect", f"{what}: {problem_text}")
         return out, snapshot(out)
 
-    def against_reference(out, copy, inputs: list, what: str):
+    def against_reference(self, out, copy, inputs: list, what: str):
         """The copy taken on return must match the reference on `inputs`, and the output must not have
         changed since; the reference's output is poisoned before it is freed."""
         with failing_as("reference Model failed (problem error)"):
-            expected = reference(*inputs)
-            sync()
-        result = compare(copy, expected, atol, rtol)
+            expected = self.reference(*inputs)
+            self.sync()
+        result = compare(copy, expected, self.atol, self.rtol)
         if not result.ok:
             raise EvalFailure("incorrect", f"{what}: {result.message}", result)
         if not identical(out, copy):
@@ -108,107 +185,49 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
         poison(expected)
         return result
 
-    init_seed = trial_seed(spec.seed, "init")
-    trials_run = 0
-    try:
-        with torch.no_grad():
-            with failing_as("problem error: constructing Model failed", HARNESS_ERROR):
-                reference = construct(problem.Model, init_inputs, device, dtype, init_seed)
+    def recheck(self, side: str, round_: int, label: str, args: list, out) -> None:
+        """Called by the timer after each timed call: the first two candidate outputs, then a secret share."""
+        if side != "candidate" or (round_ >= 2 and self.draw.random() >= RECHECK_SHARE):
+            return
+        what = f"timed call {round_}"
+        problem_text = output_problem(out)
+        if problem_text:
+            raise EvalFailure("incorrect", f"{what}: {problem_text}")
+        copy = snapshot(out)
+        self.guard.verify(f"in forward, {what}")
+        self.against_reference(out, copy, self.inputs(label), f"{what}, on fresh inputs (a cached or stale result?)")
+        self.rechecked += 1
 
-            guard = Guard()  # before the candidate's code runs at all
-            install_extension_loader(Path(spec.build_dir), "load")
-            candidate_starts()
-            with failing_as("constructing ModelNew failed"):
-                module = import_candidate(Path(spec.build_dir))
-                guard.verify("at import")
-                # same seed: same initial parameters as the reference
-                candidate = construct(module.ModelNew, init_inputs, device, dtype, init_seed)
-            guard.verify("in ModelNew.__init__")
-            stage_ends(stages, "setup", started)
+    # ---- the report ----
 
-            worst_abs = worst_rel = 0.0
-            for trial in range(spec.trials):
-                trials_run = trial + 1
-                inputs = make_inputs(f"trial{trial}")
-                mine = clone(inputs)
-                # Poison (~0.2 s on an 80 GB GPU) only before trial 0's two runs: later trials' inputs are
-                # fresh, and nothing has computed on them before the candidate runs (the reference runs
-                # after it, its output poisoned before it is freed), so freed memory cannot hold their
-                # answers; an output left partly unwritten already fails trial 0 on poisoned memory.
-                out, copy = run_candidate(mine, f"trial {trial}", fresh_poison=trial == 0)
-                changed = [i for i, (a, b) in enumerate(zip(mine, inputs, strict=True))
-                           if isinstance(a, torch.Tensor) and not same_values(a, b)]
-                if changed:
-                    raise EvalFailure("incorrect", f"trial {trial}: ModelNew.forward modified its input(s) {changed}")
-                if trial == 0:  # the same input twice: uninitialised memory or races show as disagreement
-                    again, _ = run_candidate(clone(inputs), "trial 0, second run on the same input",
-                                              fresh_poison=True)
-                    result = compare(again, copy, atol, rtol)
-                    if not result.ok:
-                        raise EvalFailure("incorrect", "two runs on the same input disagree (uninitialised memory "
-                                                       "or a race): " + result.message, result)
-                    del again
-                result = against_reference(out, copy, inputs, f"trial {trial}")
-                worst_abs = max(worst_abs, result.max_abs_err or 0.0)
-                worst_rel = max(worst_rel, result.max_rel_err or 0.0)
-                del out, copy, mine, inputs
-            stage_ends(stages, "check", started)
-
-            # Timing: fresh inputs for every call; some candidate outputs are checked again, chosen by a
-            # secret draw, against the reference on a pristine copy of the same inputs.
-            draw = random.Random(trial_seed(spec.seed, "recheck"))
-            rechecked = 0
-
-            def recheck(side: str, round_: int, label: str, args: list, out) -> None:
-                nonlocal rechecked
-                if side != "candidate" or (round_ >= 2 and draw.random() >= RECHECK_SHARE):
-                    return
-                what = f"timed call {round_}"
-                problem_text = output_problem(out)
-                if problem_text:
-                    raise EvalFailure("incorrect", f"{what}: {problem_text}")
-                copy = snapshot(out)
-                guard.verify(f"in forward, {what}")
-                against_reference(out, copy, make_inputs(label),
-                                  f"{what}, on fresh inputs (a cached or stale result?)")
-                rechecked += 1
-
-            watch = cpu_load.Watch(spec.target)  # cpu: idle jitter now, other processes' CPU use across the timing
-            with failing_as("failed while timing"):
-                timings, converged = time_interleaved(
-                    {name: timed_side(problem, device, dtype, spec.seed, name, fn)
-                     for name, fn in (("reference", reference), ("candidate", candidate))},
-                    timer, spec.timing, inspect=recheck)
-            load = watch.stop()
-            guard.verify("while being timed")
-            stage_ends(stages, "time", started)
-            stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
-    except EvalFailure as failure:  # verdicts reached inside: incorrect, rejected (Tampered), runtime_error
-        failed_in = next((n for n in STAGES if n not in stages), None)
+    def failed(self, failure: EvalFailure) -> WorkerReport:
+        failed_in = next((n for n in STAGES if n not in self.stages), None)
         if failed_in:
-            stage_ends(stages, failed_in, started)
+            self.stage_ends(failed_in)
         if failure.status != "incorrect":
-            return WorkerReport(status=failure.status, error=str(failure), **report)
+            return WorkerReport(status=failure.status, error=str(failure), **self.fields)
         found = failure.comparison
-        check = CheckResult(status="incorrect", trials=trials_run, atol=atol, rtol=rtol, message=str(failure),
-                            max_abs_err=found.max_abs_err if found else None,
+        check = CheckResult(status="incorrect", trials=self.trials_run, atol=self.atol, rtol=self.rtol,
+                            message=str(failure), max_abs_err=found.max_abs_err if found else None,
                             max_rel_err=found.max_rel_err if found else None,
                             mismatch_fraction=found.mismatch_fraction if found else None)
-        return WorkerReport(status="incorrect", check=check, error=str(failure), **report)
-    check = CheckResult(status="correct", trials=spec.trials, max_abs_err=worst_abs, max_rel_err=worst_rel,
-                        mismatch_fraction=0.0, atol=atol, rtol=rtol,
-                        message=f"{spec.trials} trials and {rechecked} timed calls checked")
-    return WorkerReport(status="correct", check=check, runtime=timings["candidate"],
-                        ref_runtime=timings["reference"], converged=converged, **report)
+        return WorkerReport(status="incorrect", check=check, error=str(failure), **self.fields)
+
+    def passed(self) -> WorkerReport:
+        check = CheckResult(status="correct", trials=self.spec.trials, max_abs_err=self.worst_abs,
+                            max_rel_err=self.worst_rel, mismatch_fraction=0.0, atol=self.atol, rtol=self.rtol,
+                            message=f"{self.spec.trials} trials and {self.rechecked} timed calls checked")
+        return WorkerReport(status="correct", check=check, runtime=self.timings["candidate"],
+                            ref_runtime=self.timings["reference"], converged=self.converged, **self.fields)
+
+
+def clone(inputs: list) -> list:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
 def warm_up(target: str) -> None:
     """What every evaluation pays before it can start: importing torch and the harness's own modules, and
     (cuda) creating the context; a warm child pays it while the previous candidate is evaluated."""
-    import torch
-
-    from harness.child import check, defenses, timing  # noqa: F401
-
     if target == "cuda" and torch.cuda.is_available():
         for attempt in range(5):
             try:

@@ -2,9 +2,10 @@
 
   python -m harness.child.gate SPEC.json
 
-It only measures; the parent (`harness.problems.gate`) applies the thresholds. For each problem it appends
-a `{"start": id}` line and then one observation line to the spec's results file, so a problem that
-crashes or hangs the process is known, and the parent restarts the child after it.
+It only measures; the parent (`harness.problems.gate`) applies the thresholds. The spec is a GateSpec. For each
+problem it appends a `{"start": id}` line and then `{"id": id, "observation": GateObservation}` (or
+`{"id": id, "error": why}`) to the spec's results file, so a problem that crashes or hangs the process is
+known, and the parent restarts the child after it.
 
 static mode: no device. Model and inputs are created on the `meta` device (shapes and dtypes only,
 no memory), which is enough for the signatures, output shapes, bytes and FLOPs of any problem size.
@@ -14,7 +15,6 @@ full mode: on the target device, everything the gate needs about the reference's
 from __future__ import annotations
 
 import inspect
-import json
 import traceback
 from pathlib import Path
 
@@ -32,9 +32,19 @@ from harness.child.common import (
 )
 from harness.child.timing import CpuTimer, CudaTimer, Side, time_interleaved
 from harness.process import append_line
+from harness.protocol import (
+    FullObservation,
+    GateObservation,
+    GateSpec,
+    OutputStats,
+    ShapeFacts,
+    TensorComparison,
+    TensorShape,
+)
 from harness.types import TimingSettings
 
-EAGER_TIMING = TimingSettings(warmup_runs=1, min_runs=3, max_runs=20, target_rse=0.05, budget_s=0.5)  # a size check, not a benchmark
+# a size check, not a benchmark
+EAGER_TIMING = TimingSettings(warmup_runs=1, min_runs=3, max_runs=20, target_rse=0.05, budget_s=0.5)
 SEED_A, SEED_B = "gate-a", "gate-b"
 
 
@@ -71,7 +81,8 @@ def check_signatures(module, init_inputs: list, n_inputs: int) -> None:
             inspect.signature(fn).bind(*args)
         except TypeError as exc:
             raise Stage(f"{what} does not accept the {len(args) - 1} values "
-                        f"{'get_init_inputs' if what.endswith('__init__') else 'get_inputs'}() returns: {exc}")
+                        f"{'get_init_inputs' if what.endswith('__init__') else 'get_inputs'}() returns: {exc}"
+                        ) from None
 
 
 def tensors(obj) -> list[torch.Tensor]:
@@ -86,17 +97,20 @@ def nbytes(items) -> int:
     return sum(t.numel() * t.element_size() for t in items if isinstance(t, torch.Tensor))
 
 
-def shape_facts(model, inputs, output) -> dict:
+def tensor_shape(t: torch.Tensor) -> TensorShape:
+    return TensorShape(shape=tuple(t.shape), dtype=str(t.dtype).removeprefix("torch."))
+
+
+def shape_facts(model, inputs, output) -> ShapeFacts:
     outs = tensors(output)
-    return {
-        "outputs": [{"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")} for t in outs],
-        "inputs": [{"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
-                   for t in inputs if isinstance(t, torch.Tensor)],
-        "input_bytes": nbytes(inputs),
-        "param_bytes": nbytes([*model.parameters(), *model.buffers()]),
-        "output_bytes": nbytes(outs),
-        "output_is_plain": not isinstance(output, torch.Tensor) or type(output) is torch.Tensor,
-    }
+    return ShapeFacts(
+        outputs=tuple(map(tensor_shape, outs)),
+        inputs=tuple(tensor_shape(t) for t in inputs if isinstance(t, torch.Tensor)),
+        input_bytes=nbytes(inputs),
+        param_bytes=nbytes([*model.parameters(), *model.buffers()]),
+        output_bytes=nbytes(outs),
+        output_is_plain=not isinstance(output, torch.Tensor) or type(output) is torch.Tensor,
+    )
 
 
 def counted_forward(model, inputs):
@@ -107,7 +121,7 @@ def counted_forward(model, inputs):
     return output, counter.get_total_flops()
 
 
-def static_observation(module, dtype: torch.dtype = torch.float32) -> dict:
+def static_observation(module, dtype: torch.dtype = torch.float32) -> GateObservation:
     """Everything knowable without memory or a device, from a forward on the meta device."""
     init_inputs = _at("get_init_inputs() failed", module.get_init_inputs)
     if not isinstance(init_inputs, (list, tuple)):
@@ -115,25 +129,24 @@ def static_observation(module, dtype: torch.dtype = torch.float32) -> dict:
     meta = torch.device("meta")
     inputs = make_inputs(module, meta, dtype, None)
     check_signatures(module, list(init_inputs), len(inputs))
-    obs: dict = {"init_inputs": len(init_inputs)}
     try:
         # Gradients stay on: meta tensors cost nothing, and the FLOP counter's module tracker fails under
         # no_grad on views of parameters (learned query tokens expanded over the batch).
         model = build_model(module, init_inputs, meta, dtype)
         output, flops = counted_forward(model, inputs)
-        obs.update(shape_facts(model, inputs, output), flops=flops)
+        shapes = shape_facts(model, inputs, output)
     except Exception as exc:  # noqa: BLE001 - data-dependent ops have no meta kernels; the full gate runs them
-        obs["meta_error"] = describe(exc)
-    return obs
+        return GateObservation(init_inputs=len(init_inputs), meta_error=describe(exc))
+    return GateObservation(init_inputs=len(init_inputs), shapes=shapes, flops=flops)
 
 
-def output_stats(t: torch.Tensor, atol: float, rtol: float) -> dict:
+def output_stats(t: torch.Tensor, atol: float, rtol: float) -> OutputStats:
     """What the degeneracy checks need, computed in chunks so no full-size temporary is made."""
     n = t.numel()
     if n == 0:
-        return {"numel": 0}
+        return OutputStats(numel=0)
     if not t.is_floating_point():
-        return {"numel": n, "floating": False, "constant": bool((t == t.reshape(-1)[0]).all())}
+        return OutputStats(numel=n, floating=False, constant=bool((t == t.reshape(-1)[0]).all()))
     flat = t.reshape(-1)
     near_zero = nonfinite = 0
     total = total_abs = total_sq = 0.0
@@ -157,23 +170,24 @@ def output_stats(t: torch.Tensor, atol: float, rtol: float) -> dict:
     for start in range(0, n, CHUNK):
         c = flat[start:start + CHUNK].double()
         constant_mismatch += int(((c - mean).abs() > atol + rtol * c.abs()).sum())
-    return {"numel": n, "floating": True, "nonfinite": nonfinite, "near_zero_fraction": near_zero / n,
-            "mean": mean, "mean_abs": total_abs / m, "std": std, "min": lo, "max": hi,
-            "constant": lo == hi, "constant_passes": constant_mismatch == 0}
+    return OutputStats(numel=n, floating=True, nonfinite=nonfinite, near_zero_fraction=near_zero / n,
+                       mean=mean, mean_abs=total_abs / m, std=std, min=lo, max=hi,
+                       constant=lo == hi, constant_passes=constant_mismatch == 0)
 
 
-def _compare_one(x, y, atol, rtol) -> dict:
+def _compare_one(x, y, atol, rtol) -> TensorComparison:
     c = compare_tensor(x, y, atol, rtol)
-    return {"ok": c.ok, "mismatch_fraction": c.mismatch_fraction or 0.0, "message": c.message,
-            "max_abs_err": c.max_abs_err, "max_rel_err": c.max_rel_err}
+    return TensorComparison(ok=c.ok, mismatch_fraction=c.mismatch_fraction or 0.0, message=c.message,
+                            max_abs_err=c.max_abs_err, max_rel_err=c.max_rel_err)
 
 
-def _compare_all(a, b, atol, rtol) -> list[dict]:
-    return [_compare_one(x, y, atol, rtol) for x, y in zip(tensors(a), tensors(b), strict=True)]
+def _compare_all(a, b, atol, rtol) -> tuple[TensorComparison, ...]:
+    return tuple(_compare_one(x, y, atol, rtol) for x, y in zip(tensors(a), tensors(b), strict=True))
 
 
-def full_observation(module, target: str, atol_override, rtol_override) -> dict:
-    obs = static_observation(module)
+def full_observation(module, target: str, atol_override, rtol_override) -> GateObservation:
+    static = static_observation(module)
+    shapes, flops, flop_count_error = static.shapes, static.flops, None
     device = torch.device("cuda", 0) if target == "cuda" else torch.device("cpu")
     dtype = torch.float32
     atol, rtol = tolerances(dtype, atol_override, rtol_override)
@@ -200,47 +214,53 @@ def full_observation(module, target: str, atol_override, rtol_override) -> dict:
         again = _at("Model.forward failed (second run)", model, *again_inputs)
         sync()
         if cuda:
-            obs["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device) - base
+            peak_memory_bytes = torch.cuda.max_memory_allocated(device) - base
         else:  # estimate: inputs and their clones, two outputs, parameters
-            obs["peak_memory_bytes"] = (2 * nbytes(inputs) + 2 * nbytes(tensors(first))
-                                        + nbytes([*model.parameters(), *model.buffers()]))
-        if "meta_error" in obs:  # shapes and bytes from the real output; FLOPs if the counter manages
-            obs.update(shape_facts(model, inputs, first))
+            peak_memory_bytes = (2 * nbytes(inputs) + 2 * nbytes(tensors(first))
+                                 + nbytes([*model.parameters(), *model.buffers()]))
+        if static.meta_error is not None:  # shapes and bytes from the real output; FLOPs if the counter manages
+            shapes = shape_facts(model, inputs, first)
             try:
-                obs["flops"] = counted_forward(model, inputs)[1]
+                flops = counted_forward(model, inputs)[1]
             except Exception as exc:  # noqa: BLE001
-                obs["flop_count_error"] = describe(exc)
-        obs["deterministic"] = _compare_all(again, first, atol, rtol)
+                flop_count_error = describe(exc)
+        deterministic = _compare_all(again, first, atol, rtol)
         del again, again_inputs
         other_inputs = make_inputs(module, device, dtype, SEED_B)
         other = _at("Model.forward failed (other seed)", model, *other_inputs)
         sync()
-        obs["seed_variation"] = _compare_all(other, first, atol, rtol)
+        seed_variation = _compare_all(other, first, atol, rtol)
         del other, other_inputs
-        obs["stats"] = [output_stats(t, atol, rtol) for t in tensors(first)]
-        timings, _ = time_interleaved({"reference": Side(lambda args=inputs: ("gate", args), model)}, timer, EAGER_TIMING)
-        obs["eager_ms"] = timings["reference"].median_ms
+        stats = tuple(output_stats(t, atol, rtol) for t in tensors(first))
+        side = Side(lambda args=inputs: ("gate", args), model)
+        timings, _ = time_interleaved({"reference": side}, timer, EAGER_TIMING)
         del inputs
-        precision_check(obs, module, model, first, device, atol, rtol)
-    obs.update(atol=atol, rtol=rtol)
-    return obs
+        precision, precision_error = precision_check(module, model, first, device, atol, rtol)
+    full = FullObservation(atol=atol, rtol=rtol, eager_ms=timings["reference"].median_ms,
+                           peak_memory_bytes=peak_memory_bytes, deterministic=deterministic,
+                           seed_variation=seed_variation, stats=stats, precision=precision,
+                           precision_error=precision_error)
+    return GateObservation(init_inputs=static.init_inputs, shapes=shapes, flops=flops, meta_error=static.meta_error,
+                           flop_count_error=flop_count_error, full=full)
 
 
-def precision_check(obs: dict, module, model, first, device, atol: float, rtol: float) -> None:
+def precision_check(module, model, first, device, atol: float,
+                    rtol: float) -> tuple[tuple[TensorComparison, ...], str | None]:
     """Is the tolerance achievable? The fp32 reference must be within half of it from the same computation
-    in float64, leaving the other half for a correct kernel's own rounding."""
+    in float64, leaving the other half for a correct kernel's own rounding. The comparisons, per floating output;
+    or none, and why the float64 run failed."""
     try:
         exact_model = model.to(torch.float64)  # the last use of the model: converted in place
         exact = exact_model(*make_inputs(module, device, torch.float64, SEED_A))
     except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel on some devices
-        obs["precision_error"] = describe(exc)
-        return
-    obs["precision"] = [
+        return (), describe(exc)
+    return tuple(
         _compare_one(mine, ref.to(mine.dtype), atol / 2, rtol / 2)
-        for mine, ref in zip(tensors(first), tensors(exact), strict=True) if mine.is_floating_point()]
+        for mine, ref in zip(tensors(first), tensors(exact), strict=True) if mine.is_floating_point()), None
 
 
-def observe(path: str, mode: str, target: str, atol, rtol) -> dict:
+def observe(path: str, mode: str, target: str, atol, rtol) -> GateObservation | str:
+    """What the gate sees of one problem, or why it could not look (the problem's failure)."""
     try:
         module = _at("importing the problem failed", import_problem, path)
         if mode == "static":
@@ -248,23 +268,26 @@ def observe(path: str, mode: str, target: str, atol, rtol) -> dict:
         return full_observation(module, target, atol, rtol)
     except Stage as exc:
         traceback.print_exc()
-        return {"error": str(exc)}
+        return str(exc)
     except torch.cuda.OutOfMemoryError as exc:
-        return {"error": f"out of GPU memory: {describe(exc)}"}
+        return f"out of GPU memory: {describe(exc)}"
     except Exception as exc:  # noqa: BLE001 - anything else the reference does wrong is its failure too
         traceback.print_exc()
-        return {"error": f"the reference failed: {describe(exc)}"}
+        return f"the reference failed: {describe(exc)}"
     finally:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.empty_cache()
 
 
 def main(argv: list[str]) -> int:
-    spec = json.loads(Path(argv[0]).read_text())
-    results = Path(spec["results"])
-    for item in spec["problems"]:
-        append_line(results, {"start": item["id"]})
-        obs = observe(item["path"], spec["mode"], spec["target"], item.get("atol"), item.get("rtol"))
-        append_line(results, {"id": item["id"], **obs})
+    spec = GateSpec.model_validate_json(Path(argv[0]).read_text())
+    results = Path(spec.results_path)
+    for item in spec.problems:
+        append_line(results, {"start": item.id})
+        obs = observe(item.path, spec.mode, spec.target, item.atol, item.rtol)
+        if isinstance(obs, str):
+            append_line(results, {"id": item.id, "error": obs})
+        else:  # mode="json" keeps inf and nan as numbers: json.dumps writes them as Infinity and NaN
+            append_line(results, {"id": item.id, "observation": obs.model_dump(mode="json")})
     return 0
 

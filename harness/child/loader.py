@@ -16,8 +16,9 @@ import os
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 from harness.child.common import candidate_starts, describe
 from harness.process import (

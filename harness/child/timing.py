@@ -11,9 +11,10 @@ clock functions (and this module to its statistics functions), so patching `time
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from math import sqrt
 from statistics import fmean, median, stdev
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import torch
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
+from harness.cli.config import config_option
 from harness.cli.console import UsageError, emit_json, err, fmt, out, positive
 from harness.config import load_settings
 from harness.device import devices_like, discover
@@ -28,7 +29,7 @@ def cmd_bench(args) -> int:
         raise UsageError(f"--shapes: {', '.join(unknown)} not a shape for target {device.target} "
                          f"(choose from {', '.join(SHAPES[device.target])})")
     results_dir = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="harness-bench-"))
-    settings = load_settings(results_dir=results_dir, db_path=None, force=True, rebuild=False,
+    settings = load_settings(config_file=args.config, results_dir=results_dir, db_path=None, force=True, rebuild=False,
                              build_workers=args.build_workers,
                              timing={"budget_s": args.timing_budget})
     bench = Bench(device, settings, args.problem)
@@ -144,5 +145,6 @@ def add_parser(sub) -> None:
                        help="seconds of timing per candidate (default 5, as in evaluations)")
     bench.add_argument("--results-dir", metavar="DIR", help="keep everything here instead of a temporary directory")
     bench.add_argument("--keep", action="store_true", help="keep the temporary results directory")
+    config_option(bench)
     bench.add_argument("--json", action="store_true", help="one JSON object with every pass on stdout")
     bench.set_defaults(func=cmd_bench)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from harness.config import load_settings
 from harness.problems import index as problem_index
 
 
@@ -36,7 +37,9 @@ def emit_json(obj) -> None:
 
 
 def problem_root(args) -> Path:
-    return Path(args.problems_dir).resolve() if args.problems_dir else problem_index.default_root()
+    """--problems-dir, else the settings' problems_dir (config file, $HARNESS_PROBLEMS_DIR), else the shipped set."""
+    settings = load_settings(config_file=getattr(args, "config", None), problems_dir=args.problems_dir)
+    return settings.problems_dir or problem_index.default_root()
 
 
 def positive(kind: type):

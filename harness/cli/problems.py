@@ -89,7 +89,7 @@ def cmd_problems_validate(args) -> int:
         target = args.target or problem.target
         mode = "static" if args.static or (target == "cuda" and not gpus) else "full"
         plan.setdefault((mode, target), []).append(problem)
-    settings = load_settings(results_dir=args.results_dir)
+    settings = load_settings(config_file=args.config, results_dir=args.results_dir)
     results: list[GateResult] = []
     started = time.monotonic()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -17,6 +17,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from harness.api import DEFAULT_SET
 from harness.cli.console import (
     UsageError,
     emit_json,
@@ -45,9 +46,6 @@ from harness.report.leaderboard import (
 from harness.store import Store
 from harness.types import BASELINE_KINDS, TARGETS, Baseline, Peaks, Problem
 
-DEFAULT_SET = {"cuda": "level1", "cpu": "cpu"}
-# With no model the answers are solutions/reference/: every set of the target, so all of them run.
-OFFLINE_SET = {"cuda": "level1,level2,level3", "cpu": "cpu"}
 KIND_LABEL = {"eager": "eager", "compile": "compile", "compile-max-autotune": "max-autotune"}
 
 
@@ -80,7 +78,8 @@ def baseline_record(problem: Problem, found: dict[str, Baseline], error: str | N
     kinds = {}
     for kind, b in found.items():
         ms = b.timing.median_ms if b.timing else None
-        kinds[kind] = {"median_ms": ms, "rse": b.timing.rse if b.timing else None, "n": b.timing.n if b.timing else None,
+        kinds[kind] = {"median_ms": ms, "rse": b.timing.rse if b.timing else None,
+                       "n": b.timing.n if b.timing else None,
                        "sol_fraction": context.sol_fraction(ms),
                        "speedup_vs_eager": b.eager_ms / ms if b.eager_ms and ms else None, "error": b.error}
     return {"problem": problem.id, "error": error, "sol_ms": context.sol_ms,
@@ -91,7 +90,8 @@ def baseline_record(problem: Problem, found: dict[str, Baseline], error: str | N
 def cmd_baseline(args) -> int:
     kinds = _kinds(args.kinds)
     device = discover(args.target)
-    settings = load_settings(results_dir=args.results_dir, db_path=args.db, timing={"budget_s": args.timing_budget})
+    settings = load_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db,
+                             timing={"budget_s": args.timing_budget})
     selector = ",".join([*(args.problem or []), *filter(None, [args.problems])]) or DEFAULT_SET[device.target]
     problems = memory_filter(problem_index.select(selector, problem_root(args)), args.max_memory_gb)
     wrong = [p.id for p in problems if p.target != device.target]
@@ -139,7 +139,8 @@ def cmd_baseline(args) -> int:
             if b.get("error"):
                 notes.append(f"{KIND_LABEL[kind]}: {b['error'][:300]}")
         table.add_row(escape(r["problem"]), *cells, fmt(r["sol_ms"], ".3f"),
-                      fmt(r["bytes_moved"] and r["bytes_moved"] / 1e6, ",.1f"), fmt(r["flops"] and r["flops"] / 1e9, ",.2f"),
+                      fmt(r["bytes_moved"] and r["bytes_moved"] / 1e6, ",.1f"),
+                      fmt(r["flops"] and r["flops"] / 1e9, ",.2f"),
                       escape("; ".join(notes)))
     out.print(table)
     return 0
@@ -148,7 +149,7 @@ def cmd_baseline(args) -> int:
 # ---- harness report / runs ----
 
 def _open_store(args) -> Store:
-    settings = load_settings(results_dir=args.results_dir, db_path=args.db)
+    settings = load_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db)
     if not settings.db.is_file():
         raise UsageError(f"no results yet: {settings.db} does not exist (run `harness run` or `harness eval` first)")
     return Store(settings.db)
@@ -217,9 +218,10 @@ def cmd_runs(args) -> int:
     return 0
 
 
-def add_parsers(sub, problems_opts, store_opts) -> None:
+def add_parsers(sub, problems_opts, store_opts, store_only) -> None:
+    """store_only: store_opts without --config, for a command that has problems_opts (which brings it)."""
     base = sub.add_parser(
-        "baseline", parents=[problems_opts, store_opts],
+        "baseline", parents=[problems_opts, store_only],
         help="measure the eager and torch.compile baselines and the device's peaks",
         description="For each problem, time the eager reference and torch.compile (default mode and "
                     "max-autotune-no-cudagraphs) with the evaluation protocol, in a clean child process; measure the "

@@ -14,23 +14,16 @@ computes each problem's speed of light.
 from __future__ import annotations
 
 import secrets
-from typing import Callable
+from collections.abc import Callable
 
 from harness.config import Settings
 from harness.eval.build import torch_version
 from harness.eval.cpu_ceiling import machine_tflops, merge_peaks, needs_measuring
-from harness.eval.scheduler import eval_env
+from harness.eval.evaluation import eval_env
 from harness.process import run_each
+from harness.protocol import BaselineItem, BaselineSpec
 from harness.store import BaselineKey, Store
-from harness.types import (
-    BASELINE_KINDS,
-    PROTOCOL_VERSION,
-    Baseline,
-    BaselineSpec,
-    DeviceInfo,
-    Peaks,
-    Problem,
-)
+from harness.types import BASELINE_KINDS, PROTOCOL_VERSION, Baseline, DeviceInfo, Peaks, Problem
 
 CHILD_SLACK_S = 120.0     # start-up and input generation, per problem
 COMPILE_ALLOWANCE_S = 900.0  # per torch.compile mode and problem (max-autotune benchmarks many kernels)
@@ -68,8 +61,8 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
     seed = secrets.randbits(63)
 
     def write_spec(remaining: list[str], spec, results) -> None:
-        items = tuple({"id": i, "path": missing[i][0].path, "atol": missing[i][0].atol, "rtol": missing[i][0].rtol,
-                       "kinds": missing[i][1]} for i in remaining)
+        items = tuple(BaselineItem(id=i, path=missing[i][0].path, atol=missing[i][0].atol, rtol=missing[i][0].rtol,
+                                   kinds=tuple(missing[i][1])) for i in remaining)
         spec.write_text(BaselineSpec(problems=items, target=device.target, dtype=settings.dtype, seed=seed,
                                      timing=settings.timing, results_path=str(results)).model_dump_json())
 
@@ -114,7 +107,8 @@ def device_peaks(device: DeviceInfo, settings: Settings, store: Store, *, force:
         return stored
     peaks = Peaks.model_validate(found["peaks"])
     if device.target == "cpu":
-        peaks = peaks.model_copy(update={"details": {**peaks.details, "ceiling": "theoretical: " + machine_tflops()[1]}})
+        ceiling = "theoretical: " + machine_tflops()[1]
+        peaks = peaks.model_copy(update={"details": {**peaks.details, "ceiling": ceiling}})
     peaks = merge_peaks(peaks, stored)  # the fastest copy of all is kept
     store.add_peaks(device.name, device.target, torch_version(), peaks)
     return peaks

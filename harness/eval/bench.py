@@ -16,16 +16,16 @@ import itertools
 import secrets
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from harness.config import Settings
 from harness.device import devices_like
 from harness.eval.baseline import device_peaks, measure_baselines
 from harness.eval.build import build
 from harness.eval.candidate import candidate_from_source
+from harness.eval.evaluation import Job, evaluate_built
 from harness.eval.pipeline import evaluate
-from harness.eval.scheduler import Job, evaluate_built
 from harness.problems.index import resolve
 from harness.store import Store
 from harness.types import DeviceInfo, EvalResult
@@ -44,8 +44,8 @@ def variants() -> itertools.cycle:
 def cuda_kernel(body: str, width: int, tag: str) -> str:
     load = "const float4 q = reinterpret_cast<const float4*>(x)[i];" if width == 4 else "const float v = x[i];"
     if width == 4:
-        store = ("float4 r; float v; v = q.x; r.x = BODY; v = q.y; r.y = BODY; v = q.z; r.z = BODY; v = q.w; r.w = BODY;"
-                 " reinterpret_cast<float4*>(out)[i] = r;").replace("BODY", body)
+        store = ("float4 r; float v; v = q.x; r.x = BODY; v = q.y; r.y = BODY; v = q.z; r.z = BODY; "
+                 "v = q.w; r.w = BODY; reinterpret_cast<float4*>(out)[i] = r;").replace("BODY", body)
     else:
         store = f"out[i] = {body};"
     return f"""

@@ -11,13 +11,14 @@ from datetime import datetime
 from pathlib import Path
 
 from harness.config import Settings
+from harness.data import reference_solutions
 from harness.device import devices_like
 from harness.eval.baseline import device_peaks, measure_baselines
 from harness.eval.build import BUILD_PROTOCOL
 from harness.eval.candidate import load_candidate, precheck
+from harness.eval.evaluation import Job, result_for
 from harness.eval.rules import check as check_rules
-from harness.eval.scheduler import Job, result_for, run_jobs
-from harness.problems.index import REPO_ROOT
+from harness.eval.scheduler import OnBuilt, OnEvaluated, run_jobs
 from harness.store import Store
 from harness.types import (
     COMPILE_KINDS,
@@ -30,7 +31,7 @@ from harness.types import (
     merge_flags,
 )
 
-SOLUTIONS_DIR = REPO_ROOT / "solutions" / "reference"
+SOLUTIONS_DIR = reference_solutions()
 
 
 def default_run_name(prefix: str) -> str:
@@ -67,7 +68,6 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
     jobs = list(jobs)  # rule flags are added to our copy
     store.ensure_run(run, kind=kind, target=device.target, device_name=device.name, model=model)
     results: dict[int, tuple[int, EvalResult]] = {}
-    pending: list[int] = []
     problem_sources = {path: Path(path).read_text() for path in {job.problem.path for job in jobs}}
 
     def record(index: int, result: EvalResult, reused_from: int | None = None) -> None:
@@ -77,56 +77,63 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
         results[index] = (row_id, result)
         events.evaluated(result)
 
+    pending: list[int] = []
     for index, job in enumerate(jobs):
-        verdict = precheck(job.candidate.source)
-        if verdict:
-            record(index, result_for(job, device, settings.dtype, status=verdict[0], error=verdict[1]))
-            continue
-        if settings.static_rules:
-            rules = check_rules(job.candidate.source)
-            if rules.rejections:
-                record(index, result_for(job, device, settings.dtype, status="rejected", error=rules.message()))
-                continue
-            jobs[index] = job = replace(job, flags=rules.flags)
-        hit = None if settings.force else store.find(job.candidate.sha256, job.problem.sha256, device.name,
-                                                      device.target, BUILD_PROTOCOL)
-        if hit:
-            row_id, stored = hit
-            record(index, stored.model_copy(update={"cached": True, "candidate_path": job.candidate.path,
-                                                    "problem_id": job.problem.id,
-                                                    "flags": merge_flags(job.flags, stored.flags)}),
-                   reused_from=row_id)
+        jobs[index], settled, reused_from = settle(job, device, settings, store)
+        if settled:
+            record(index, settled, reused_from)
         else:
             pending.append(index)
-
     events.planned(len({jobs[i].candidate.sha256 for i in pending}), len(pending))
-    seed = secrets.randbits(63)  # secret per invocation: candidates cannot predict their inputs
-    peaks = baselines = None
     if pending:
-        peaks = device_peaks(device, settings, store)
-        kinds = ("eager", *COMPILE_KINDS) if settings.compile_baselines else ("eager",)
-        measured = measure_baselines([jobs[i].problem for i in pending], device, settings, store, kinds)
-        baselines = {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
+        run_pending([jobs[i] for i in pending], device, settings, store, on_built=events.built,
+                    on_evaluated=lambda position, result: record(pending[position], result))
+    return [results[i] for i in range(len(jobs))]
+
+
+def settle(job: Job, device: DeviceInfo, settings: Settings, store: Store
+           ) -> tuple[Job, EvalResult | None, int | None]:
+    """What can be decided without building: (the job with its rule flags, its result or None, the stored row
+    a result is reused from). A precheck failure or a rejecting rule is a verdict; a stored one is served."""
+    verdict = precheck(job.candidate.source)
+    if verdict:
+        return job, result_for(job, device, settings.dtype, status=verdict[0], error=verdict[1]), None
+    if settings.static_rules:
+        rules = check_rules(job.candidate.source)
+        if rules.rejections:
+            return job, result_for(job, device, settings.dtype, status="rejected", error=rules.message()), None
+        job = replace(job, flags=rules.flags)
+    hit = None if settings.force else store.find(job.candidate.sha256, job.problem.sha256, device.name,
+                                                  device.target, BUILD_PROTOCOL)
+    if not hit:
+        return job, None, None
+    row_id, stored = hit
+    served = stored.model_copy(update={"cached": True, "candidate_path": job.candidate.path,
+                                       "problem_id": job.problem.id, "flags": merge_flags(job.flags, stored.flags)})
+    return job, served, row_id
+
+
+def run_pending(jobs: list[Job], device: DeviceInfo, settings: Settings, store: Store, *,
+                on_built: OnBuilt, on_evaluated: OnEvaluated) -> None:
+    """Build and evaluate, on this machine or a Ray cluster, against clean baselines and the device's peaks."""
+    seed = secrets.randbits(63)  # secret per invocation: candidates cannot predict their inputs
+    peaks = device_peaks(device, settings, store)
+    kinds = ("eager", *COMPILE_KINDS) if settings.compile_baselines else ("eager",)
+    measured = measure_baselines([job.problem for job in jobs], device, settings, store, kinds)
+    baselines = {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
 
     def rebaseline(problem: Problem, on: DeviceInfo) -> Baseline | None:
         with Store(store.path) as own:  # called from an evaluation worker's thread: a connection of its own
             return measure_baselines([problem], on, settings, own, force=True).get(problem.sha256, {}).get("eager")
 
-    def on_evaluated(position: int, result: EvalResult) -> None:
-        record(pending[position], result)
-
-    pending_jobs = [jobs[i] for i in pending]
-    if not pending_jobs:
-        pass
-    elif settings.executor == "ray":
+    if settings.executor == "ray":
         from harness.eval.ray import run_jobs_ray
 
-        run_jobs_ray(pending_jobs, device, settings, seed, address=settings.ray_address, baselines=baselines,
-                     peaks=peaks, on_built=events.built, on_evaluated=on_evaluated)
+        run_jobs_ray(jobs, device, settings, seed, address=settings.ray_address, baselines=baselines,
+                     peaks=peaks, on_built=on_built, on_evaluated=on_evaluated)
     else:
-        run_jobs(pending_jobs, devices_like(device, settings.gpus), settings, seed, baselines=baselines, peaks=peaks,
-                 rebaseline=rebaseline, on_built=events.built, on_evaluated=on_evaluated)
-    return [results[i] for i in range(len(jobs))]
+        run_jobs(jobs, devices_like(device, settings.gpus), settings, seed, baselines=baselines, peaks=peaks,
+                 rebaseline=rebaseline, on_built=on_built, on_evaluated=on_evaluated)
 
 
 def candidate_jobs(problem: Problem, paths: list[str]) -> list[Job]:

@@ -1,12 +1,13 @@
 """The flags on a correct result, all decided here in the parent from what the evaluation child measured
 (the child reports figures, never verdicts on them). Never imports torch.
 
-  implausible_speedup  faster than the ceiling over eager (Settings.max_speedup, default 10x)
+  implausible_speedup  faster than the ceiling over eager (Settings.max_speedup, default 10x; not raised on a
+                       contended result: other processes slow the reference beside the candidate too)
   faster_than_light    faster than the problem's bytes and FLOPs allow on this device (roofline.ceiling_ms: a
                        true upper bound, on a CPU never a peak measured under load: cpu_ceiling.py)
   reference_slowed     the reference ran slower beside the candidate than in a clean process (not raised on a
-                       result the worker flagged `contended`: other processes explain it as well; the
-                       executor evaluates such a result again and keeps the second verdict)
+                       result flagged `contended`: other processes explain it as well; the
+                       evaluation (evaluation.py) is done again, in a new child, and keeps the second verdict)
   contended            other processes used the device while it was timed: the cores (the child's cpu_foreign
                        share above cpu_ceiling.CONTENDED_SHARE; child/observe.py) or the GPU (gpu_load.py)
   hidden_work          (cuda) the wall clock saw work the CUDA events did not
@@ -17,11 +18,12 @@ noisy_timing (the timing stopped at its budget before it converged) only informs
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from harness.eval.roofline import ceiling_ms
-from harness.types import Baseline, DeviceInfo, Peaks, WorkerReport
+from harness.protocol import WorkerReport
+from harness.types import Baseline, DeviceInfo, Peaks
 
 SOL_MARGIN = 0.95      # slack for writes still in L2 when the end event fires
 SLOW_FACTOR = 1.5      # reference beside the candidate vs in a clean process
@@ -30,22 +32,27 @@ SLOW_MIN_MS = 0.05
 
 def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, max_speedup: float,
                        baseline: Baseline | None, peaks: Peaks | None,
-                       rebaseline: Callable[[], Baseline | None] | None = None) -> list[str]:
-    """`baseline` is the problem's clean eager baseline (with its bytes and FLOPs), `peaks` the device's.
+                       rebaseline: Callable[[], Baseline | None] | None = None,
+                       gpu_contended: bool = False) -> list[str]:
+    """`baseline` is the problem's clean eager baseline (with its bytes and FLOPs), `peaks` the device's;
+    `gpu_contended`: another process used the GPU during the evaluation (gpu_load.py).
 
     A reference that looks slowed is confirmed against a fresh clean measurement (`rebaseline`): when the
-    machine is busy for other reasons, the clean reference is slow too; one the candidate slowed is not."""
+    machine is busy for other reasons, the clean reference is slow too; one the candidate slowed is not.
+    On a contended result (already excluded) the flags that accuse the candidate of a speed it cannot have
+    are only raised where contention cannot explain them: other processes slow the reference beside it as
+    much as they like, but never make anything faster than light."""
     if report.status != "correct" or not report.runtime or not report.ref_runtime:
         return []
     flags = measurement_flags(report, device)
-    if report.runtime.median_ms > 0 and report.ref_runtime.median_ms / report.runtime.median_ms > max_speedup:
+    contended = gpu_contended or "contended" in flags
+    speedup = report.ref_runtime.median_ms / report.runtime.median_ms if report.runtime.median_ms > 0 else 0.0
+    if speedup > max_speedup and not contended:
         flags.append("implausible_speedup")
     bound = ceiling_ms(baseline, peaks, device, dtype)
     if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
         flags.append("faster_than_light")
-    # contended (other processes used the cores) already excludes the result, and explains a slow reference
-    if "contended" not in flags and slowed(report, baseline) and \
-            (rebaseline is None or slowed(report, rebaseline() or baseline)):
+    if not contended and slowed(report, baseline) and (rebaseline is None or slowed(report, rebaseline() or baseline)):
         flags.append("reference_slowed")
     return flags
 

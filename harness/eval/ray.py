@@ -15,10 +15,10 @@ import socket
 import tarfile
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 from harness.config import Settings
-from harness.eval.scheduler import Job
+from harness.eval.evaluation import Job
+from harness.eval.scheduler import Batch, OnBuilt, OnEvaluated
 from harness.types import (
     Baseline,
     BuildResult,
@@ -73,7 +73,7 @@ def pack(directory: str) -> bytes:
 
 
 def build_task(candidate: Candidate, device: DeviceInfo, settings: Settings) -> tuple[BuildResult, bytes | None]:
-    from harness.eval.scheduler import build_or_fault
+    from harness.eval.evaluation import build_or_fault
 
     result = build_or_fault(candidate, device, settings)
     return result, pack(result.directory) if result.status == "ok" else None
@@ -84,7 +84,7 @@ def eval_task(job: Job, problem_source: str, built: BuildResult, archive: bytes 
     import ray
 
     from harness.eval.baseline import measure_baselines
-    from harness.eval.scheduler import evaluate_built, harness_fault
+    from harness.eval.evaluation import evaluate_built, harness_fault
 
     if device.target == "cuda":  # the GPU Ray gave this task (it has set CUDA_VISIBLE_DEVICES accordingly)
         device = device.model_copy(update={"index": int(ray.get_gpu_ids()[0])})
@@ -110,52 +110,45 @@ def eval_task(job: Job, problem_source: str, built: BuildResult, archive: bytes 
 
 def run_jobs_ray(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int, *, address: str | None = None,
                  baselines: dict[str, Baseline] | None = None, peaks: Peaks | None = None,
-                 on_built: Callable[[Candidate, BuildResult], None] | None = None,
-                 on_evaluated: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
-    """As executor.run_jobs, on a Ray cluster: builds as CPU tasks (MAX_JOBS CPUs each), evaluations as tasks
-    with one GPU each, submitted as their builds finish (on the cpu target, once every build is done, so the
-    cores being timed are not shared). Results in the order of `jobs`."""
+                 on_built: OnBuilt | None = None, on_evaluated: OnEvaluated | None = None) -> list[EvalResult]:
+    """The batch on a Ray cluster, with the local backend's policy (scheduler.Batch): builds as CPU tasks
+    (MAX_JOBS CPUs each), evaluations as tasks with one GPU each, submitted as the policy releases them.
+    Results in the order of `jobs`."""
     ray = connect(address, device.target)
     builder = ray.remote(build_task).options(num_cpus=settings.max_jobs, max_retries=0)
     evaluator = ray.remote(eval_task).options(num_cpus=EVAL_CPUS, num_gpus=1, max_retries=0)
-    overlap = device.target == "cuda"
-    by_candidate: dict[str, list[int]] = {}
-    for i, job in enumerate(jobs):
-        by_candidate.setdefault(job.candidate.sha256, []).append(i)
+    batch = Batch(jobs, device.target)
     sources = {path: Path(path).read_text() for path in {job.problem.path for job in jobs}}
-    builds = {builder.remote(jobs[indices[0]].candidate, device, settings): sha for sha, indices in by_candidate.items()}
-    built: dict[str, tuple[BuildResult, bytes | None]] = {}
-    evaluations: dict = {}
-    results: dict[int, EvalResult] = {}
+    builds = {builder.remote(candidate, device, settings): sha for sha, candidate in batch.to_build()}
+    archives: dict[str, bytes | None] = {}
+    evaluations: dict = {}  # task -> job index
 
     def submit(indices: list[int]) -> None:
         for i in indices:
             job = jobs[i]
-            build, archive = built[job.candidate.sha256]
-            evaluations[evaluator.remote(job, sources[job.problem.path], build, archive, device, settings, seed,
-                                         (baselines or {}).get(job.problem.sha256), peaks)] = i
+            task = evaluator.remote(job, sources[job.problem.path], batch.builds[job.candidate.sha256],
+                                    archives[job.candidate.sha256], device, settings, seed,
+                                    (baselines or {}).get(job.problem.sha256), peaks)
+            evaluations[task] = i
 
     try:
-        while len(results) < len(jobs):
+        while not batch.done:
             done, _ = ray.wait([*builds, *evaluations], num_returns=1)
             ref = done[0]
             if ref in builds:
                 sha = builds.pop(ref)
-                built[sha] = ray.get(ref)
+                build, archives[sha] = ray.get(ref)
+                ready = batch.built(sha, build)
                 if on_built:
-                    on_built(jobs[by_candidate[sha][0]].candidate, built[sha][0])
-                if overlap:
-                    submit(by_candidate[sha])
-                elif len(built) == len(by_candidate):
-                    submit(list(range(len(jobs))))
+                    on_built(jobs[batch.by_candidate[sha][0]].candidate, build)
+                submit(ready)
             else:
                 i = evaluations.pop(ref)
-                results[i] = ray.get(ref)
+                result = batch.evaluated(i, ray.get(ref), None)  # when the task started is the cluster's
                 if on_evaluated:
-                    on_evaluated(i, results[i])
+                    on_evaluated(i, result)
     except BaseException:
         for ref in [*builds, *evaluations]:
             ray.cancel(ref, force=True)
         raise
-    return [results[i] for i in range(len(jobs))]
-
+    return batch.ordered()

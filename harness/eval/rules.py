@@ -6,15 +6,17 @@ known ways to fake a speedup. Each rule has an id, a policy and a one-line reaso
 
 Rules are conservative about what they forbid: benign code (`try/except ImportError`, torch glue
 such as `empty`, `view`, `contiguous`, helper functions and classes) passes. What they cannot see,
-for example work hidden in the C++ or CUDA source, is left to the runtime defenses of the worker.
+for example work hidden in the C++ or CUDA source, is left to the runtime defenses of the evaluation child.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Literal
 
+from harness.eval import source_graph
+from harness.eval.source_graph import KERNEL, KERNEL_BUILDERS
 from harness.types import merge_flags
 
 Policy = Literal["reject", "flag"]
@@ -68,8 +70,6 @@ class Verdict:
         return "rejected by static rules:\n" + "\n".join(f.describe() for f in self.rejections)
 
 
-KERNEL_BUILDERS = {"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load",
-                   "triton.jit", "triton.autotune", "cupy.RawKernel", "cupy.RawModule", "numba.cuda.jit"}
 CONCURRENT_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "subprocess",
                       "torch.multiprocessing"}
 CONCURRENT_NAMES = {"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream", "torch.cuda.set_stream",
@@ -122,177 +122,12 @@ TENSOR_COMPUTE_METHODS = {
 }
 NN_NOT_COMPUTE = {"Module", "ModuleList", "ModuleDict", "Parameter", "ParameterList", "ParameterDict",
                   "Sequential", "Identity", "Buffer"}
-KERNEL = "<kernel>"  # graph node every kernel build reaches
-
-
-class _Index(ast.NodeVisitor):
-    """Imports (alias -> qualified name) and an identifier graph (name -> names its definition mentions)."""
-
-    def __init__(self, tree: ast.Module):
-        self.aliases: dict[str, str] = {}
-        self.modules: set[str] = set()  # qualified names bound by imports
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-                    self.modules.add(a.name)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                for a in node.names:
-                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-        self.aliases = {k: _canonical(v) for k, v in self.aliases.items()}
-
-    def qualname(self, node: ast.AST) -> str | None:
-        """`F.relu` -> torch.nn.functional.relu, when the chain starts at an imported name."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if isinstance(node, ast.Name) and node.id in self.aliases:
-            return ".".join([self.aliases[node.id], *reversed(parts)])
-        return None
-
-    def is_module_ref(self, node: ast.AST) -> bool:
-        """An expression naming an imported module or something inside one (not a local object)."""
-        return self.qualname(node) is not None
-
-
-def _canonical(name: str) -> str:
-    return "numpy" + name[5:] if name == "numpy" or name.startswith("numpy.") else name
-
-
-def _names(node: ast.AST, index: _Index) -> set[str]:
-    """Identifiers an expression or body mentions; `torch.relu` mentions torch, not relu."""
-    found: set[str] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name):
-            found.add(sub.id)
-        elif isinstance(sub, ast.Attribute) and not index.is_module_ref(sub.value):
-            found.add(sub.attr)
-        elif isinstance(sub, ast.Call) and index.qualname(sub.func) in KERNEL_BUILDERS:
-            found.add(KERNEL)
-        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                index.qualname(d.func if isinstance(d, ast.Call) else d) in KERNEL_BUILDERS
-                for d in sub.decorator_list):
-            found.add(KERNEL)
-    return found
-
-
-def _graph(tree: ast.Module, index: _Index) -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = {}
-
-    def add(name: str, node: ast.AST) -> None:
-        graph.setdefault(name, set()).update(_names(node, index))
-
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            add(node.name, node)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                for t in ast.walk(target):
-                    if isinstance(t, ast.Name):
-                        add(t.id, node.value)
-                    elif isinstance(t, ast.Attribute):  # self.ext = ext
-                        add(t.attr, node.value)
-    return graph
-
-
-def _reaches_kernel(start: Iterable[str], graph: dict[str, set[str]]) -> bool:
-    seen, todo = set(), list(start)
-    while todo:
-        name = todo.pop()
-        if name == KERNEL:
-            return True
-        if name not in seen:
-            seen.add(name)
-            todo.extend(graph.get(name, ()))
-    return False
-
-
-def _receiver_names(node: ast.AST) -> set[str]:
-    """`ext`, `self.ext`, `self.ext_mod` -> the names that may hold an extension module."""
-    if isinstance(node, ast.Name):
-        return {node.id}
-    if isinstance(node, ast.Attribute):
-        return {node.attr} | _receiver_names(node.value)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        return {node.func.id}  # _get_ext().relu(x)
-    return set()
-
-
-def _aliased(value: ast.AST) -> set[str]:
-    """What a binding's value is another name for: `ext`, `self.ext`, or the result of `get_ext()`."""
-    if isinstance(value, (ast.Name, ast.Attribute)):
-        return _receiver_names(value)
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-        return {value.func.id}
-    return set()
-
-
-def _kernel_modules(tree: ast.Module, index: _Index) -> set[str]:
-    """Names bound to a built extension (`ext = load_inline(...)`, `self.ext = ext`, a lazy getter)."""
-    def builds(node: ast.AST) -> bool:
-        return any(isinstance(c, ast.Call) and index.qualname(c.func) in KERNEL_BUILDERS for c in ast.walk(node))
-
-    bindings: list[tuple[str, ast.AST]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, (ast.Name, ast.Attribute)):
-                    bindings.append((target.id if isinstance(target, ast.Name) else target.attr, node.value))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for ret in ast.walk(node):
-                if isinstance(ret, ast.Return) and ret.value is not None:
-                    bindings.append((node.name, ret.value))
-    found: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name, value in bindings:
-            if name not in found and (builds(value) or _aliased(value) & found):
-                found.add(name)
-                changed = True
-    return found
-
-
-def _model_new(tree: ast.Module) -> ast.ClassDef | None:
-    return next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"), None)
-
-
-def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
-    return next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
-                None)
-
-
-def _reachable_defs(cls: ast.ClassDef, tree: ast.Module, index: _Index) -> list[ast.AST]:
-    """forward and the functions and methods it reaches by name: the code a timed call runs."""
-    defs: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defs.setdefault(node.name, []).append(node)
-    forward = _method(cls, "forward")
-    if forward is None:
-        return []
-    seen: set[int] = set()
-    out: list[ast.AST] = []
-    todo: list[ast.AST] = [forward]
-    while todo:
-        node = todo.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        out.append(node)
-        for name in _names(node, index):
-            todo.extend(defs.get(name, ()))
-    return out
-
-
 class _Checker:
     def __init__(self, tree: ast.Module):
         self.tree = tree
-        self.index = _Index(tree)
-        self.graph = _graph(tree, self.index)
-        self.kernel_modules = _kernel_modules(tree, self.index)
+        self.index = source_graph.Index(tree)
+        self.graph = source_graph.graph(tree, self.index)
+        self.kernel_modules = source_graph.kernel_modules(tree, self.index)
         self.findings: list[Finding] = []
 
     def add(self, rule: str, node: ast.AST, detail: str) -> None:
@@ -407,7 +242,7 @@ class _Checker:
         handlers = [h for h in node.handlers if not catches_only_import_errors(h)]
         if not handlers:
             return
-        if KERNEL in _names(ast.Module(body=node.body, type_ignores=[]), self.index) and not all(
+        if KERNEL in source_graph.names(ast.Module(body=node.body, type_ignores=[]), self.index) and not all(
                 any(isinstance(s, ast.Raise) for s in ast.walk(h)) for h in handlers):
             self.add("torch-fallback", node, "a kernel build inside try/except that does not re-raise")
         for handler in handlers:
@@ -427,25 +262,25 @@ class _Checker:
             return name.startswith(TORCH_NAMESPACES) and name.split(".")[-1] not in GLUE and \
                 not name.split(".")[-1][:1].isupper()
         if isinstance(call.func, ast.Attribute) and call.func.attr in TENSOR_COMPUTE_METHODS:
-            return not (_receiver_names(call.func.value) & self.kernel_modules)
+            return not (source_graph.receiver_names(call.func.value) & self.kernel_modules)
         return False
 
     def kernel_use(self) -> None:
-        if KERNEL not in _names(self.tree, self.index):
+        if KERNEL not in source_graph.names(self.tree, self.index):
             self.add("no-kernel", self.tree.body[0] if self.tree.body else self.tree,
                      "no load_inline / load call and no triton.jit function")
             return
-        cls = _model_new(self.tree)
+        cls = source_graph.model_new(self.tree)
         if cls is None:
             return
-        forward = _method(cls, "forward")
+        forward = source_graph.method(cls, "forward")
         if forward is None:
             self.add("kernel-unused", cls, "ModelNew defines no forward")
             return
-        if not _reaches_kernel(_names(forward, self.index), self.graph):
+        if not source_graph.reaches_kernel(source_graph.names(forward, self.index), self.graph):
             self.add("kernel-unused", forward, "forward computes without calling the compiled kernel")
         nn_layers = self.nn_layers(cls)
-        for fn in _reachable_defs(cls, self.tree, self.index):
+        for fn in source_graph.reachable_defs(cls, self.tree, self.index):
             for call in ast.walk(fn):
                 if not isinstance(call, ast.Call):
                     continue

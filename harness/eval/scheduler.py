@@ -1,265 +1,170 @@
-"""Schedules work: builds on a pool of CPU workers, evaluations on one worker per device, overlapped on GPUs.
+"""Schedules a batch of jobs: each distinct candidate built once, its jobs evaluated as builds finish.
 
-One evaluation at a time per device, each in a child process of its own, so nothing else runs on a GPU
-while it is being timed; on the CPU target, evaluations also wait for the builds (the cores are the device).
+The policy (Batch) is shared by both backends: this machine (run_jobs: builds on a pool of CPU workers,
+evaluations on one worker per device, in children started ahead of need) and a Ray cluster (ray.py). One
+evaluation at a time per device, so nothing else runs on a GPU while it is being timed; on the CPU target,
+evaluations also wait for every build (the cores are the device).
 """
 
 from __future__ import annotations
 
 import queue
-import shutil
-import tempfile
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable
 
 from harness.config import Settings
-from harness.eval import gpu_load
-from harness.eval.build import (
-    BUILD_PROTOCOL,
-    build,
-    build_sha256,
-    extension_env,
-    harness_version,
-    torch_version,
+from harness.eval.evaluation import (
+    Job,
+    ReadyChild,
+    Rebaseline,
+    build_or_fault,
+    evaluate_built,
+    harness_fault,
 )
-from harness.eval.plausibility import plausibility_flags
 from harness.process import (
-    CANDIDATE_STARTS,
-    ChildOutcome,
-    EvalChild,
-    child_env,
     kill_all,
-    tail,
 )
 from harness.types import (
-    HARNESS_ERROR,
     Baseline,
     BuildResult,
     Candidate,
     DeviceInfo,
     EvalResult,
     Peaks,
-    Problem,
-    WorkerReport,
-    WorkerSpec,
-    merge_flags,
 )
 
-
-@dataclass(frozen=True)
-class Job:
-    problem: Problem
-    candidate: Candidate
-    flags: tuple[str, ...] = ()  # from the static rules, carried into the result
-
-
-def eval_env(device: DeviceInfo, settings: Settings) -> dict[str, str]:
-    return child_env({**extension_env(device, settings.cache_dir),
-                      "CUDA_VISIBLE_DEVICES": "" if device.index is None else str(device.index)})
-
-
-def result_for(job: Job, device: DeviceInfo, dtype: str, **fields) -> EvalResult:
-    """An EvalResult for this job on this device, with the given verdict fields."""
-    return EvalResult(problem_id=job.problem.id, problem_sha256=job.problem.sha256,
-                      candidate_path=job.candidate.path, candidate_sha256=job.candidate.sha256,
-                      target=device.target, device_name=device.name, torch_version=torch_version(), dtype=dtype,
-                      build_protocol=BUILD_PROTOCOL, harness_version=harness_version(), **fields)
-
-
 SPARES = 3  # evaluation children kept started ahead of need, per GPU (2 left the GPU waiting: 18.0 -> 19.0/min)
-Rebaseline = Callable[[Problem, DeviceInfo], Baseline | None]
+OnBuilt = Callable[[Candidate, BuildResult], None]
+OnEvaluated = Callable[[int, EvalResult], None]
 
 
-def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, seed: int,
-                   baseline: Baseline | None = None, peaks: Peaks | None = None,
-                   rebaseline: Rebaseline | None = None, child: Spare | None = None) -> EvalResult:
-    """Check and time one built candidate in a child process used for nothing else (`child`, started ahead
-    of need, or a new one); `baseline` is the reference measured clean, `peaks` the device's measured peaks,
-    `rebaseline` measures the reference clean again (integrity.py).
+class Batch:
+    """The policy, without threads or processes: which builds to start, which jobs are ready to evaluate
+    after each build (on a GPU at once; on the cpu target once every build is done), and the results in the
+    order of the jobs, each with its build and queue times."""
 
-    A reference that looked slowed beside the candidate is evaluated once more, in a new child, before the
-    candidate is blamed: a neighbour the counters cannot see (another VM on the same cores) slows a stretch
-    of one evaluation, while a candidate that slows the reference does it again. The second verdict stands."""
-    result = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=child)
-    if "reference_slowed" not in result.flags:
-        return result
-    again = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=None)
-    return again.model_copy(update={"stages": {**again.stages, "slowed_eval": result.stages.get("eval", 0.0)}})
+    def __init__(self, jobs: list[Job], target: str):
+        self.jobs, self.overlap = jobs, target == "cuda"
+        self.by_candidate: dict[str, list[int]] = {}
+        for i, job in enumerate(jobs):
+            self.by_candidate.setdefault(job.candidate.sha256, []).append(i)
+        self.builds: dict[str, BuildResult] = {}
+        self.results: dict[int, EvalResult] = {}
 
+    def to_build(self) -> list[tuple[str, Candidate]]:
+        return [(sha, self.jobs[indices[0]].candidate) for sha, indices in self.by_candidate.items()]
 
-def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, seed: int,
-                  baseline: Baseline | None, peaks: Peaks | None, rebaseline: Rebaseline | None,
-                  child: Spare | None = None) -> EvalResult:
-    if build.status != "ok":
-        if child:
-            child.discard()
-        status = "compile_error" if build.status == "compile_error" else build.status
-        return result_for(job, device, settings.dtype, status=status, error=build.error, build=build, flags=job.flags)
-    child = child or Spare(device, settings)
-    contention = gpu_load.check_for(device, settings.contention_wait_s)  # other processes on the GPU
-    try:
-        spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
-                          dtype=settings.dtype, seed=seed, trials=settings.trials, atol=job.problem.atol,
-                          rtol=job.problem.rtol, timing=settings.timing, result_path=str(child.work / "report.json"))
-        contention.before()  # waits (bounded) while another process computes on the GPU
-        outcome = child.run(spec.model_dump_json(), settings.eval_timeout_s)
-        contention.after()
-        log = (child.work / "eval.log").read_text(errors="replace")
-        report_path = child.work / "report.json"
-        started = CANDIDATE_STARTS in log  # before the candidate's code ran, nothing is the candidate's doing
-        if outcome.timed_out:
-            return result_for(job, device, settings.dtype, status="timeout" if started else HARNESS_ERROR,
-                              build=build,
-                              error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
-        if not report_path.is_file():
-            what = "" if started else "harness error: the evaluation "
-            return result_for(job, device, settings.dtype, status="runtime_error" if started else HARNESS_ERROR,
-                              build=build,
-                              error=f"{what}{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
-        report = WorkerReport.model_validate_json(report_path.read_text())
-    finally:
-        child.discard()
-    speedup = None
-    if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
-        speedup = report.ref_runtime.median_ms / report.runtime.median_ms
-    flags = plausibility_flags(report, device, dtype=settings.dtype, max_speedup=job.problem.max_speedup or settings.max_speedup,
-                               baseline=baseline, peaks=peaks,
-                               rebaseline=rebaseline and (lambda: rebaseline(job.problem, device)))
-    return result_for(job, device, settings.dtype, status=report.status, speedup=speedup, runtime=report.runtime,
-                      ref_runtime=report.ref_runtime, check=report.check, error=report.error,
-                      flags=merge_flags(job.flags, flags, contention.flags), build=build,
-                      stages={**report.stages, "eval": outcome.duration_s, **contention.stages})
+    def built(self, sha: str, build: BuildResult) -> list[int]:
+        """Record a build; the jobs that may be evaluated now."""
+        self.builds[sha] = build
+        if self.overlap:
+            return self.by_candidate[sha]
+        return list(range(len(self.jobs))) if len(self.builds) == len(self.by_candidate) else []
 
+    def evaluated(self, i: int, result: EvalResult, waited_s: float | None) -> EvalResult:
+        """Record a result, with its build time and how long it waited for a device (None: not known)."""
+        stages = {"build": 0.0 if result.build is None or result.build.cached else result.build.duration_s}
+        if waited_s is not None:
+            stages["queue"] = waited_s
+        self.results[i] = result.model_copy(update={"stages": {**stages, **result.stages}})
+        return self.results[i]
 
-def harness_fault(job: Job, device: DeviceInfo, settings: Settings, doing: str, exc: BaseException,
-                  build_result: BuildResult | None = None) -> EvalResult:
-    """The result of a job the harness itself failed (retried next run, counted nowhere)."""
-    return result_for(job, device, settings.dtype, status=HARNESS_ERROR, build=build_result, flags=job.flags,
-                      error=f"harness error while {doing}: {type(exc).__name__}: {exc}")
+    @property
+    def done(self) -> bool:
+        return len(self.results) == len(self.jobs)
 
-
-def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings) -> BuildResult:
-    """build(), with a failure of the harness's own (a full disk, a child that cannot start) as a
-    harness_error build instead of an exception that would end the whole run."""
-    try:
-        return build(candidate, device, settings.cache_dir, settings.build_timeout_s, settings.max_jobs,
-                     force=settings.force if settings.rebuild is None else settings.rebuild)
-    except Exception as exc:  # noqa: BLE001 - reported as the job's harness_error
-        return BuildResult(status=HARNESS_ERROR, build_sha256=build_sha256(candidate, device), directory="",
-                           duration_s=0.0, log="", error=f"harness error while building: {type(exc).__name__}: {exc}")
-
-
-class Spare:
-    """An evaluation child with a work directory of its own, started now (see isolation.EvalChild)."""
-
-    def __init__(self, device: DeviceInfo, settings: Settings):
-        self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
-        self.child = EvalChild(device.target, eval_env(device, settings), self.work)
-
-    def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
-        return self.child.run(spec_json, timeout_s)
-
-    def discard(self) -> None:
-        self.child.discard()
-        self.remove()
-
-    def remove(self) -> None:
-        shutil.rmtree(self.work, ignore_errors=True)
+    def ordered(self) -> list[EvalResult]:
+        return [self.results[i] for i in range(len(self.jobs))]
 
 
 def run_jobs(jobs: list[Job], devices: list[DeviceInfo], settings: Settings, seed: int, *,
              baselines: dict[str, Baseline] | None = None, peaks: Peaks | None = None,
-             rebaseline: Rebaseline | None = None, on_built: Callable[[Candidate, BuildResult], None] | None = None,
-             on_evaluated: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
-    """Build every distinct candidate on a pool of CPU workers while one evaluation worker per device
-    evaluates the built ones, each in a child started ahead of need; results in the order of `jobs`.
-
-    On a GPU, evaluations overlap builds (the GPU is not what the builds use). On the CPU target the
-    evaluations wait until every build is done, so the cores being timed are not shared, and their
-    children are started on demand for the same reason. Callbacks run in the calling thread:
-    `on_built(candidate, build)` per distinct candidate, `on_evaluated(i, result)` as `jobs[i]` is done.
-    """
+             rebaseline: Rebaseline | None = None, on_built: OnBuilt | None = None,
+             on_evaluated: OnEvaluated | None = None) -> list[EvalResult]:
+    """The batch on this machine: builds on a pool of CPU workers, one evaluation worker per device, each
+    evaluation in a child started ahead of need (on the cpu target on demand, so the cores being timed are
+    not shared). Callbacks run in the calling thread: `on_built(candidate, build)` per distinct candidate,
+    `on_evaluated(i, result)` as `jobs[i]` is done. Results in the order of `jobs`."""
     settings.cache_dir.mkdir(parents=True, exist_ok=True)
-    overlap = devices[0].target == "cuda"
-    by_candidate: dict[str, list[int]] = {}
-    for i, job in enumerate(jobs):
-        by_candidate.setdefault(job.candidate.sha256, []).append(i)
-    builds: dict[str, BuildResult] = {}
-    ready: queue.Queue[int | None] = queue.Queue()   # built jobs, for the evaluation workers
-    events: queue.Queue[tuple] = queue.Queue()        # everything that happened, for this thread
-    queued_at: dict[int, float] = {}
+    return LocalRun(Batch(jobs, devices[0].target), devices, settings, seed, baselines or {}, peaks,
+                    rebaseline).go(on_built, on_evaluated)
 
-    def enqueue(indices: list[int]) -> None:
+
+class LocalRun:
+    def __init__(self, batch: Batch, devices: list[DeviceInfo], settings: Settings, seed: int,
+                 baselines: dict[str, Baseline], peaks: Peaks | None, rebaseline: Rebaseline | None):
+        self.batch, self.devices, self.settings, self.seed = batch, devices, settings, seed
+        self.baselines, self.peaks, self.rebaseline = baselines, peaks, rebaseline
+        self.ready: queue.Queue[int | None] = queue.Queue()  # jobs to evaluate, for the evaluation workers
+        self.events: queue.Queue[tuple] = queue.Queue()      # everything that happened, for the calling thread
+        self.queued_at: dict[int, float] = {}
+
+    def go(self, on_built: OnBuilt | None, on_evaluated: OnEvaluated | None) -> list[EvalResult]:
+        batch = self.batch
+        workers = [threading.Thread(target=self.evaluation_worker, args=(d,), name=f"eval-{d.index}", daemon=True)
+                   for d in self.devices]
+        for worker in workers:
+            worker.start()
+        pool = ThreadPoolExecutor(max_workers=max(1, self.settings.build_workers), thread_name_prefix="build")
+        try:
+            for sha, candidate in batch.to_build():
+                future = pool.submit(build_or_fault, candidate, self.devices[0], self.settings)
+                future.add_done_callback(lambda f, sha=sha: self.events.put(("built", sha, f)))
+            while not batch.done:
+                kind, *rest = self.events.get()
+                if kind == "failed":
+                    raise rest[0]
+                if kind == "built":
+                    sha, future = rest
+                    ready = batch.built(sha, future.result())
+                    if on_built:
+                        on_built(batch.jobs[batch.by_candidate[sha][0]].candidate, batch.builds[sha])
+                    self.enqueue(ready)
+                else:
+                    result = batch.evaluated(*rest)
+                    if on_evaluated:
+                        on_evaluated(rest[0], result)
+        except BaseException:  # Ctrl-C or a failure: stop builders and children instead of waiting for them
+            pool.shutdown(wait=False, cancel_futures=True)
+            kill_all()
+            raise
+        finally:
+            for _ in workers:
+                self.ready.put(None)
+        pool.shutdown()
+        for worker in workers:
+            worker.join()
+        return batch.ordered()
+
+    def enqueue(self, indices: list[int]) -> None:
         for i in indices:
-            queued_at[i] = time.monotonic()
-            ready.put(i)
+            self.queued_at[i] = time.monotonic()
+            self.ready.put(i)
 
-    def evaluation_worker(device: DeviceInfo) -> None:
+    def evaluation_worker(self, device: DeviceInfo) -> None:
         # Children start SPARES evaluations ahead: one start (importing torch, ~5 s while 16 builds run)
         # outlasts two evaluations (~2.3 s each).
-        spares = deque(Spare(device, settings) for _ in range(SPARES if overlap else 0))
+        overlap, settings = self.batch.overlap, self.settings
+        spares = deque(ReadyChild(device, settings) for _ in range(SPARES if overlap else 0))
         try:
-            while (i := ready.get()) is not None:
+            while (i := self.ready.get()) is not None:
                 if overlap:
-                    spares.append(Spare(device, settings))
+                    spares.append(ReadyChild(device, settings))
                 child = spares.popleft() if overlap else None
-                waited = time.monotonic() - queued_at[i]
-                job = jobs[i]
+                waited = time.monotonic() - self.queued_at[i]
+                job = self.batch.jobs[i]
+                build = self.batch.builds[job.candidate.sha256]
                 try:
-                    result = evaluate_built(job, builds[job.candidate.sha256], device, settings, seed,
-                                            (baselines or {}).get(job.problem.sha256), peaks, rebaseline, child)
+                    result = evaluate_built(job, build, device, settings, self.seed,
+                                            self.baselines.get(job.problem.sha256), self.peaks, self.rebaseline, child)
                 except Exception as exc:  # noqa: BLE001 - a fault of ours (disk, child start): not a verdict
-                    result = harness_fault(job, device, settings, "evaluating", exc, builds[job.candidate.sha256])
-                events.put(("evaluated", i, result, waited))
+                    result = harness_fault(job, device, settings, "evaluating", exc, build)
+                self.events.put(("evaluated", i, result, waited))
         except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
-            events.put(("failed", exc))
+            self.events.put(("failed", exc))
         finally:
             for spare in spares:
                 spare.discard()
-
-    workers = [threading.Thread(target=evaluation_worker, args=(d,), name=f"eval-{d.index}", daemon=True)
-               for d in devices]
-    for worker in workers:
-        worker.start()
-    results: dict[int, EvalResult] = {}
-    pool = ThreadPoolExecutor(max_workers=max(1, settings.build_workers), thread_name_prefix="build")
-    try:
-        for sha, indices in by_candidate.items():
-            future = pool.submit(build_or_fault, jobs[indices[0]].candidate, devices[0], settings)
-            future.add_done_callback(lambda f, sha=sha: events.put(("built", sha, f)))
-        while len(results) < len(jobs):
-            kind, *rest = events.get()
-            if kind == "failed":
-                raise rest[0]
-            if kind == "built":
-                sha, future = rest
-                builds[sha] = future.result()
-                if on_built:
-                    on_built(jobs[by_candidate[sha][0]].candidate, builds[sha])
-                if overlap:
-                    enqueue(by_candidate[sha])
-                elif len(builds) == len(by_candidate):
-                    enqueue(list(range(len(jobs))))
-            else:
-                i, result, waited = rest
-                build_s = 0.0 if result.build is None or result.build.cached else result.build.duration_s
-                results[i] = result.model_copy(update={"stages": {"build": build_s, "queue": waited,
-                                                                  **result.stages}})
-                if on_evaluated:
-                    on_evaluated(i, results[i])
-    except BaseException:  # Ctrl-C or a failure: stop builders and children instead of waiting for them
-        pool.shutdown(wait=False, cancel_futures=True)
-        kill_all()
-        raise
-    finally:
-        for _ in workers:
-            ready.put(None)
-    pool.shutdown()
-    for worker in workers:
-        worker.join()
-    return [results[i] for i in range(len(jobs))]

@@ -18,8 +18,9 @@ from pydantic import Field
 
 from harness.config import Settings
 from harness.eval.candidate import candidate_from_source
+from harness.eval.context import contexts_for
+from harness.eval.evaluation import Job, result_for
 from harness.eval.pipeline import Events, display_path, evaluate
-from harness.eval.scheduler import Job, result_for
 from harness.llm.extract import extract, strip_thinking
 from harness.llm.prompts import Prompts
 from harness.llm.providers import Provider
@@ -119,6 +120,7 @@ class Loop:
             if not evaluate_turns:
                 break
             results = self._evaluate(round_)
+            contexts = contexts_for(self.store, results)
             going_on = []
             for conversation, outcome, result in zip(conversations, round_, results):
                 if result.status == HARNESS_ERROR:
@@ -127,8 +129,9 @@ class Loop:
                     self.events.conversation_done(conversation.problem.id)
                     continue
                 reply = strip_thinking(outcome.completion.text).strip() or "(empty answer)"
+                sol = contexts[result.problem_sha256].sol_fraction(result.runtime_ms)
                 conversation.messages += [{"role": "assistant", "content": reply},
-                                          self.prompts.feedback(result, turns_left=turns - turn)]
+                                          self.prompts.feedback(result, turns_left=turns - turn, sol_fraction=sol)]
                 going_on.append(conversation)
                 if turn == turns:
                     self.events.conversation_done(conversation.problem.id)
@@ -198,8 +201,8 @@ class Loop:
                 self.events.evaluated(results[i])
             elif outcome.candidate is None:
                 problem = outcome.problem
-                result = result_for(Job(problem, candidate_from_source("")), self.device, self.settings.dtype, status="no_code",
-                                    error=outcome.reason)
+                result = result_for(Job(problem, candidate_from_source("")), self.device, self.settings.dtype,
+                                    status="no_code", error=outcome.reason)
                 row = self.store.add(self.run, result, candidate_source="",
                                      problem_source=Path(problem.path).read_text())
                 self.store.set_turn_evaluation(self.run, problem.id, outcome.sample, outcome.turn, row)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import jinja2
 
+from harness.data import prompts_root
 from harness.eval.build import error_lines
-from harness.problems.index import REPO_ROOT
 from harness.types import EvalResult, Problem, Target, TargetFacts
 
-DEFAULT_DIR = REPO_ROOT / "prompts"
+DEFAULT_DIR = prompts_root()
 TEMPLATES = ("system.j2", "first_turn.j2", "feedback.j2")
 EXAMPLES = ("example_problem.py", "example_solution.py")
 
@@ -51,14 +51,15 @@ class Prompts:
         return [{"role": "system", "content": self._render("system.j2", facts=facts)},
                 {"role": "user", "content": user}]
 
-    def feedback(self, result: EvalResult, turns_left: int) -> dict[str, str]:
-        """The user turn that reports an evaluation and asks for a better version."""
+    def feedback(self, result: EvalResult, turns_left: int, sol_fraction: float | None = None) -> dict[str, str]:
+        """The user turn that reports an evaluation and asks for a better version; `sol_fraction`, the share of
+        the speed of light its time reaches (eval/context.py), where the problem's bytes or FLOPs are known."""
         check = result.check
         build_log = result.build.log if result.build and result.build.status == "compile_error" else ""
         content = self._render(
             "feedback.j2", status=result.status, error=result.error, flags=list(result.flags),
             runtime_ms=result.runtime_ms, ref_runtime_ms=result.ref_runtime_ms, speedup=result.speedup,
-            sol_fraction=None,  # known once speed-of-light figures exist for the problem
+            sol_fraction=sol_fraction if result.status == "correct" else None,
             compiler_errors=error_lines(build_log) if build_log else "",
             max_abs_err=check.max_abs_err if check else None, max_rel_err=check.max_rel_err if check else None,
             mismatch_fraction=check.mismatch_fraction if check else None, turns_left=turns_left)

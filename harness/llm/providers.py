@@ -3,7 +3,7 @@
 `OpenAIProvider` talks to any OpenAI-compatible server through `openai.AsyncOpenAI`, with our own
 retry loop (so every attempt is counted and `Retry-After` is honoured); `OfflineProvider` answers
 with the hand-written solutions in solutions/reference/, so the loop runs with no model at all.
-The response cache lives in the store and is applied by the runner, not here.
+The response cache lives in the store and is applied by the loop (loop.py), not here.
 """
 
 from __future__ import annotations

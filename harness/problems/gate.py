@@ -1,7 +1,7 @@
 """The problem quality gate: is a problem loadable, deterministic, informative and sensibly sized?
 
-The child (`gate_child`) measures; this module decides. Every threshold is here, named, and
-documented in README's "Adding a problem":
+The child (`harness.child.gate`) measures and reports a GateObservation per problem; this module decides.
+Every threshold is here, named, and documented in README's "Adding a problem":
 
 - static (no device): the file parses; TAGS name an op family and exactly one of memory-bound /
   compute-bound; a tolerance override carries a comment saying why; Model, get_inputs and
@@ -17,14 +17,16 @@ documented in README's "Adding a problem":
 from __future__ import annotations
 
 import io
-import json
 import math
 import tokenize
 from pathlib import Path
 from typing import Callable
 
+from pydantic import ValidationError
+
 from harness.process import child_env, run_each
 from harness.types import GateResult, Problem, Target
+from harness.protocol import FullObservation, GateObservation, GateSpec, ProblemRef, TensorShape
 
 BOUND_TAGS = ("memory-bound", "compute-bound")
 NEAR_ZERO_MAX = 0.95        # reject when this share of elements is within atol of zero
@@ -35,6 +37,7 @@ EAGER_MS: dict[str, tuple[float, float]] = {"cuda": (1.0, 1000.0), "cpu": (0.1, 
 MAX_MEMORY_GB = 40.0        # the whole evaluation must fit in this much GPU memory
 MARK_MEMORY_GB = 24.0       # above this, the problem must declare MEMORY_GB (so --max-memory-gb can skip it)
 TIMEOUT_S = {"static": 120.0, "full": 600.0}  # per problem, including the child's start for the first
+MALFORMED = "malformed observation from the gate child (a harness bug)"  # a failure, not a crash of the gate
 
 
 def metadata_reasons(problem: Problem) -> list[str]:
@@ -68,106 +71,108 @@ def uncommented_overrides(source: str) -> list[str]:
     return [name for name, line in assigned if not comments & {line, line - 1}]
 
 
-def _fmt_shape(o: dict) -> str:
-    return f"{o['dtype']}[{', '.join(map(str, o['shape']))}]"
+def _fmt_shape(o: TensorShape) -> str:
+    return f"{o.dtype}[{', '.join(map(str, o.shape))}]"
 
 
-def assess(problem: Problem, mode: str, target: Target, obs: dict, duration_s: float = 0.0) -> GateResult:
-    """Turn the child's observations into a verdict with reasons (pure: testable without torch)."""
+def assess(problem: Problem, mode: str, target: Target, obs: GateObservation | str,
+           duration_s: float = 0.0) -> GateResult:
+    """Turn the child's observation, or why there is none, into a verdict with reasons (pure: testable without
+    torch)."""
     reasons = metadata_reasons(problem)
     warnings: list[str] = []
     fields: dict = {}
-    if "error" in obs:
-        reasons.append(obs["error"])
+    if isinstance(obs, str):
+        reasons.append(obs)
     else:
-        if obs.get("flop_count_error"):
-            warnings.append(f"the FLOP counter failed ({obs['flop_count_error']}); declare FLOPS if it matters")
-        if obs.get("precision_error"):
-            warnings.append(f"the float64 precision check could not run ({obs['precision_error']})")
-        if obs.get("meta_error") and mode == "static":
-            warnings.append(f"meta-device analysis failed ({obs['meta_error']}); the full gate derives shapes, "
+        if obs.flop_count_error:
+            warnings.append(f"the FLOP counter failed ({obs.flop_count_error}); declare FLOPS if it matters")
+        if obs.full and obs.full.precision_error:
+            warnings.append(f"the float64 precision check could not run ({obs.full.precision_error})")
+        if obs.meta_error and mode == "static":
+            warnings.append(f"meta-device analysis failed ({obs.meta_error}); the full gate derives shapes, "
                             "bytes and FLOPs on the device")
-        if "outputs" in obs:
-            if not obs["outputs"]:
+        if (shapes := obs.shapes) is not None:
+            if not shapes.outputs:
                 reasons.append("forward returns no tensor")
-            if not obs.get("output_is_plain", True):
+            if not shapes.output_is_plain:
                 reasons.append("forward returns a tensor subclass; return a plain torch.Tensor")
-            counted = obs.get("flops") or None
-            fields.update(outputs=tuple(_fmt_shape(o) for o in obs["outputs"]),
-                          input_bytes=obs["input_bytes"], param_bytes=obs["param_bytes"],
-                          output_bytes=obs["output_bytes"],
-                          bytes_moved=problem.bytes or obs["input_bytes"] + obs["param_bytes"] + obs["output_bytes"],
+            counted = obs.flops or None
+            fields.update(outputs=tuple(_fmt_shape(o) for o in shapes.outputs),
+                          input_bytes=shapes.input_bytes, param_bytes=shapes.param_bytes,
+                          output_bytes=shapes.output_bytes,
+                          bytes_moved=problem.bytes or shapes.input_bytes + shapes.param_bytes + shapes.output_bytes,
                           flops=problem.flops or counted,
                           flops_source="declared" if problem.flops else ("counted" if counted else None))
             if "compute-bound" in problem.tags and not fields["flops"]:
                 reasons.append("tagged compute-bound, but the FLOP counter counts none of its ops; "
                                "declare FLOPS = <minimal floating-point operations>")
-        if mode == "full":
-            reasons += informative_reasons(obs)
-            fields.update(eager_ms=obs.get("eager_ms"),
-                          peak_memory_gb=obs["peak_memory_bytes"] / 1e9 if "peak_memory_bytes" in obs else None)
-            reasons += size_reasons(problem, target, obs)
+        if mode == "full" and obs.full is None:
+            reasons.append(f"{MALFORMED}: no measurements on the device in the full gate")
+        elif mode == "full":
+            reasons += informative_reasons(obs.full)
+            fields.update(eager_ms=obs.full.eager_ms, peak_memory_gb=obs.full.peak_memory_bytes / 1e9)
+            reasons += size_reasons(problem, target, obs.full)
     return GateResult(problem_id=problem.id, path=problem.path, target=target, mode=mode,
                       passed=not reasons, reasons=tuple(reasons), warnings=tuple(warnings),
                       duration_s=duration_s, **fields)
 
 
-def informative_reasons(obs: dict) -> list[str]:
+def informative_reasons(full: FullObservation) -> list[str]:
     reasons = []
-    atol = obs.get("atol", 0.0)
-    many = len(obs.get("stats", [])) > 1
-    for i, (same, other) in enumerate(zip(obs.get("deterministic", []), obs.get("seed_variation", []))):
+    atol = full.atol
+    many = len(full.stats) > 1
+    for i, (same, other) in enumerate(zip(full.deterministic, full.seed_variation)):
         where = f"output[{i}]: " if many else ""
-        if not same["ok"]:
-            reasons.append(f"{where}not deterministic: two runs with the same seed differ ({same['message']})")
-        if other["mismatch_fraction"] < MIN_SEED_MISMATCH:
-            reasons.append(f"{where}the same for every seed: only {other['mismatch_fraction']:.2%} of elements "
+        if not same.ok:
+            reasons.append(f"{where}not deterministic: two runs with the same seed differ ({same.message})")
+        if other.mismatch_fraction < MIN_SEED_MISMATCH:
+            reasons.append(f"{where}the same for every seed: only {other.mismatch_fraction:.2%} of elements "
                            f"differ between two seeds beyond the tolerance (need {MIN_SEED_MISMATCH:.0%})")
-    for i, p in enumerate(obs.get("precision", [])):
-        if not p["ok"]:
+    for i, p in enumerate(full.precision):
+        if not p.ok:
             where = f"output[{i}]: " if many else ""
             reasons.append(f"{where}tolerance too tight for fp32: the reference is not within half the tolerance "
-                           f"of the same computation in float64 ({p['message']}); raise TOLERANCE (with a comment "
+                           f"of the same computation in float64 ({p.message}); raise TOLERANCE (with a comment "
                            "giving this error) or make the problem better conditioned")
-    for i, s in enumerate(obs.get("stats", [])):
+    for i, s in enumerate(full.stats):
         where = f"output[{i}]: " if many else ""
-        if s["numel"] == 0:
+        if s.numel == 0:
             reasons.append(f"{where}empty output")
             continue
-        if not s.get("floating"):
-            if s["constant"] and s["numel"] > 1:
+        if not s.floating:
+            if s.constant and s.numel > 1:
                 reasons.append(f"{where}constant output")
             continue
-        if s["nonfinite"]:
-            reasons.append(f"{where}{s['nonfinite']} NaN/Inf values in the reference output")
-        if s["near_zero_fraction"] >= NEAR_ZERO_MAX:
-            reasons.append(f"{where}mostly zeros: {s['near_zero_fraction']:.1%} of elements are within atol of 0")
-        elif s["numel"] > 1 and s["constant"]:
-            reasons.append(f"{where}constant output ({s['min']:g} everywhere)")
-        elif s["numel"] > 1 and s["std"] < MIN_REL_STD * s["mean_abs"]:
-            reasons.append(f"{where}nearly constant: std {s['std']:.3g} is below {MIN_REL_STD:g} x mean |x| "
-                           f"{s['mean_abs']:.3g}")
-        elif s["constant_passes"]:
-            reasons.append(f"{where}a tensor filled with one value ({s['mean']:.6g}) would pass the correctness check")
-        if 0 < s["mean_abs"] < WEAK_CHECK_FACTOR * atol and s["near_zero_fraction"] < NEAR_ZERO_MAX:
-            reasons.append(f"{where}weak check: mean |output| {s['mean_abs']:.3g} is below {WEAK_CHECK_FACTOR:g} x "
+        if s.nonfinite:
+            reasons.append(f"{where}{s.nonfinite} NaN/Inf values in the reference output")
+        if s.near_zero_fraction >= NEAR_ZERO_MAX:
+            reasons.append(f"{where}mostly zeros: {s.near_zero_fraction:.1%} of elements are within atol of 0")
+        elif s.numel > 1 and s.constant:
+            reasons.append(f"{where}constant output ({s.min:g} everywhere)")
+        elif s.numel > 1 and s.std < MIN_REL_STD * s.mean_abs:
+            reasons.append(f"{where}nearly constant: std {s.std:.3g} is below {MIN_REL_STD:g} x mean |x| "
+                           f"{s.mean_abs:.3g}")
+        elif s.constant_passes:
+            reasons.append(f"{where}a tensor filled with one value ({s.mean:.6g}) would pass the correctness check")
+        if 0 < s.mean_abs < WEAK_CHECK_FACTOR * atol and s.near_zero_fraction < NEAR_ZERO_MAX:
+            reasons.append(f"{where}weak check: mean |output| {s.mean_abs:.3g} is below {WEAK_CHECK_FACTOR:g} x "
                            f"atol ({atol:g}), so errors as large as the values pass; set ATOL lower (with a "
                            "comment) or rescale the inputs")
     return reasons
 
 
-def size_reasons(problem: Problem, target: Target, obs: dict) -> list[str]:
+def size_reasons(problem: Problem, target: Target, full: FullObservation) -> list[str]:
     reasons = []
     low, high = EAGER_MS[target]
-    eager = obs.get("eager_ms")
-    if eager is not None and eager < low:
+    eager = full.eager_ms
+    if eager < low:
         reasons.append(f"too small: the reference takes {eager:.3f} ms on {target} (need >= {low:g} ms so launch "
                        f"overhead does not dominate); scale the sizes up about {math.ceil(low * 2 / max(eager, 1e-3))}x")
-    if eager is not None and eager > high:
+    if eager > high:
         reasons.append(f"too slow: the reference takes {eager:.0f} ms on {target} (at most {high:g} ms)")
-    peak = obs.get("peak_memory_bytes")
-    if target == "cuda" and peak is not None:
-        gb = peak / 1e9
+    if target == "cuda":
+        gb = full.peak_memory_bytes / 1e9
         if gb > MAX_MEMORY_GB:
             reasons.append(f"needs {gb:.1f} GB of GPU memory for an evaluation (at most {MAX_MEMORY_GB:g} GB)")
         elif gb > MARK_MEMORY_GB and (problem.memory_gb is None or problem.memory_gb < gb):
@@ -176,17 +181,32 @@ def size_reasons(problem: Problem, target: Target, obs: dict) -> list[str]:
     return reasons
 
 
+def read_observation(record: dict) -> GateObservation | str:
+    """A result record's observation, or why there is none: the child's error (the problem failed), run_each's
+    (it crashed or hung the child), or what is wrong with a malformed observation."""
+    if "error" in record:
+        return record["error"]
+    try:
+        return GateObservation.model_validate(record.get("observation"))
+    except ValidationError as exc:
+        return f"{MALFORMED}: " + "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'observation'}: {e['msg']}" for e in exc.errors())
+
+
 def run_child_over(problems: list[Problem], mode: str, target: Target, *, log_dir: Path,
                    gpu_index: int | None = None, timeout_s: float | None = None,
-                   on_result: Callable[[Problem, dict, float], None]) -> None:
-    """Observe each problem in one long-lived child; after a crash or a hang, blame that problem and go on."""
+                   on_result: Callable[[Problem, GateObservation | str, float], None]) -> None:
+    """Observe each problem in one long-lived child; after a crash or a hang, blame that problem and go on.
+    `on_result(problem, observation or why there is none, seconds)` is told of each (assess takes both)."""
     by_id = {p.id: p for p in problems}
 
     def write_spec(remaining: list[str], spec: Path, results: Path) -> None:
-        spec.write_text(json.dumps({"mode": mode, "target": target, "results": str(results), "problems": [
-            {"id": i, "path": by_id[i].path, "atol": by_id[i].atol, "rtol": by_id[i].rtol} for i in remaining]}))
+        spec.write_text(GateSpec(mode=mode, target=target, results_path=str(results), problems=tuple(
+            ProblemRef(id=i, path=by_id[i].path, atol=by_id[i].atol, rtol=by_id[i].rtol) for i in remaining),
+        ).model_dump_json())
 
     run_each(list(by_id), job="gate", write_spec=write_spec,
              env=child_env({"CUDA_VISIBLE_DEVICES": str(gpu_index) if gpu_index is not None else ""}),
              log_dir=log_dir, log_name=f"gate-{mode}-{target}", timeout_s=timeout_s or TIMEOUT_S[mode],
-             timeout_hint="--timeout", on_result=lambda i, record, seconds: on_result(by_id[i], record, seconds))
+             timeout_hint="--timeout",
+             on_result=lambda i, record, seconds: on_result(by_id[i], read_observation(record), seconds))

@@ -12,14 +12,11 @@ import contextlib
 import difflib
 import hashlib
 import operator
-import os
 import re
 from pathlib import Path
 
+from harness.data import problems_root
 from harness.types import Problem
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
 
 METADATA = ("LEVEL", "TAGS", "TARGET", "TOLERANCE", "ATOL", "RTOL", "MEMORY_GB", "FLOPS", "BYTES", "MAX_SPEEDUP")
 
@@ -29,11 +26,10 @@ class ProblemError(ValueError):
 
 
 def default_root() -> Path:
-    """problems/ of this checkout, else $HARNESS_PROBLEMS_DIR, else ./problems."""
-    env = os.environ.get("HARNESS_PROBLEMS_DIR")
-    if env:
-        return Path(env).resolve()
-    for candidate in (REPO_ROOT / "problems", Path.cwd() / "problems"):
+    """Where problems are when no root is given (Settings.problems_dir, from --problems-dir, the config file
+    or $HARNESS_PROBLEMS_DIR, is given by its callers): the problem set shipped with the harness (problems/ of
+    this checkout, or the installed wheel's copy), else ./problems."""
+    for candidate in (problems_root(), Path.cwd() / "problems"):
         if candidate.is_dir():
             return candidate.resolve()
     return (Path.cwd() / "problems").resolve()
@@ -110,6 +106,41 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
     """Parse and statically validate one problem file. Raises ProblemError naming the file and the gap."""
     root = root or default_root()
     path = Path(path)
+    raw, tree = _read(path)
+    _check_shape(path, tree)
+    constants = _metadata(path, tree)
+    pid = problem_id(path, root)
+    tol = constants.get("TOLERANCE")
+    atol, rtol = constants.get("ATOL", tol), constants.get("RTOL", tol)
+    for name, value in (("ATOL", atol), ("RTOL", rtol)):
+        if value is not None and (not isinstance(value, (int, float)) or value < 0):
+            raise ProblemError(f"{path}: {name}/TOLERANCE must be a non-negative number")
+    tags = constants.get("TAGS", ())
+    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
+        raise ProblemError(f"{path}: TAGS must be a list of strings")
+    target = constants.get("TARGET", "cpu" if "cpu" in Path(pid).parts[:-1] else "cuda")
+    if target not in ("cuda", "cpu"):
+        raise ProblemError(f"{path}: TARGET must be 'cuda' or 'cpu', not {target!r}")
+    numbers = _positive_numbers(path, constants)
+    doc = ast.get_docstring(tree) or ""
+    return Problem(
+        id=pid,
+        path=str(path.resolve()),
+        level=_level(path, pid, constants),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        description=doc.strip().splitlines()[0] if doc.strip() else "",
+        atol=float(atol) if atol is not None else None,
+        rtol=float(rtol) if rtol is not None else None,
+        tags=tuple(tags),
+        target=target,
+        memory_gb=None if numbers["MEMORY_GB"] is None else float(numbers["MEMORY_GB"]),
+        flops=numbers["FLOPS"],
+        bytes=numbers["BYTES"],
+        max_speedup=numbers["MAX_SPEEDUP"],
+    )
+
+
+def _read(path: Path) -> tuple[bytes, ast.Module]:
     if path.suffix != ".py":
         raise ProblemError(f"{path}: a problem file must be a .py file")
     try:
@@ -117,10 +148,13 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
     except OSError as exc:
         raise ProblemError(f"{path}: cannot read problem file ({exc.strerror})") from None
     try:
-        tree = ast.parse(raw, filename=str(path))
+        return raw, ast.parse(raw, filename=str(path))
     except SyntaxError as exc:
         raise ProblemError(f"{path}: syntax error at line {exc.lineno}: {exc.msg}") from None
 
+
+def _check_shape(path: Path, tree: ast.Module) -> None:
+    """class Model, get_inputs(), and get_init_inputs() returning a list."""
     classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     missing = [what for what, ok in (
@@ -134,6 +168,9 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
     if False in verdicts:
         raise ProblemError(f"{path}: get_init_inputs() must return a list (e.g. `return []` or `return [dim]`)")
 
+
+def _metadata(path: Path, tree: ast.Module) -> dict[str, object]:
+    """The module's METADATA constants, literals or arithmetic over earlier numeric constants."""
     constants: dict[str, object] = {}
     known: dict[str, object] = {}  # numeric module constants so far, for arithmetic metadata
     for node in tree.body:
@@ -144,28 +181,21 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
             else:
                 with contextlib.suppress(ValueError, ArithmeticError, TypeError, RecursionError):
                     known[name] = _arithmetic(node.value, known)
+    return constants
 
-    level = None
-    match = re.search(r"(?:^|/)level(\d+)(?:/|$)", problem_id(path, root))
+
+def _level(path: Path, pid: str, constants: dict[str, object]) -> int | None:
+    match = re.search(r"(?:^|/)level(\d+)(?:/|$)", pid)
     if match:
-        level = int(match.group(1))
-    elif "LEVEL" in constants:
-        level = constants["LEVEL"]
-        if not isinstance(level, int):
-            raise ProblemError(f"{path}: LEVEL must be an integer")
-    tol = constants.get("TOLERANCE")
-    atol, rtol = constants.get("ATOL", tol), constants.get("RTOL", tol)
-    for name, value in (("ATOL", atol), ("RTOL", rtol)):
-        if value is not None and (not isinstance(value, (int, float)) or value < 0):
-            raise ProblemError(f"{path}: {name}/TOLERANCE must be a non-negative number")
-    tags = constants.get("TAGS", ())
-    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
-        raise ProblemError(f"{path}: TAGS must be a list of strings")
+        return int(match.group(1))
+    level = constants.get("LEVEL")
+    if level is not None and not isinstance(level, int):
+        raise ProblemError(f"{path}: LEVEL must be an integer")
+    return level
 
-    target = constants.get("TARGET", "cpu" if "cpu" in Path(problem_id(path, root)).parts[:-1] else "cuda")
-    if target not in ("cuda", "cpu"):
-        raise ProblemError(f"{path}: TARGET must be 'cuda' or 'cpu', not {target!r}")
-    numbers = {}
+
+def _positive_numbers(path: Path, constants: dict[str, object]) -> dict[str, float | int | None]:
+    numbers: dict[str, float | int | None] = {}
     for name in ("MEMORY_GB", "FLOPS", "BYTES"):
         value = constants.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
@@ -175,23 +205,8 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
     if max_speedup is not None and (isinstance(max_speedup, bool) or not isinstance(max_speedup, (int, float))
                                     or max_speedup <= 1):
         raise ProblemError(f"{path}: MAX_SPEEDUP must be a number above 1")
-
-    doc = ast.get_docstring(tree) or ""
-    return Problem(
-        id=problem_id(path, root),
-        path=str(path.resolve()),
-        level=level,
-        sha256=hashlib.sha256(raw).hexdigest(),
-        description=doc.strip().splitlines()[0] if doc.strip() else "",
-        atol=float(atol) if atol is not None else None,
-        rtol=float(rtol) if rtol is not None else None,
-        tags=tuple(tags),
-        target=target,
-        memory_gb=None if numbers["MEMORY_GB"] is None else float(numbers["MEMORY_GB"]),
-        flops=numbers["FLOPS"],
-        bytes=numbers["BYTES"],
-        max_speedup=None if max_speedup is None else float(max_speedup),
-    )
+    numbers["MAX_SPEEDUP"] = None if max_speedup is None else float(max_speedup)
+    return numbers
 
 
 def _problem_files(directory: Path) -> list[Path]:

@@ -19,42 +19,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from harness.eval.roofline import sol_ms
+from harness.eval.context import ProblemContext, contexts_for
 from harness.store import RunInfo, RunUsage, Store
-from harness.types import HARNESS_ERROR, VERDICTS, Baseline, EvalResult, Frozen, Peaks
+from harness.types import HARNESS_ERROR, VERDICTS, EvalResult, Frozen
 
 FAST_P = (0.0, 1.0, 1.5, 2.0)
-
-
-class ProblemContext(Frozen):
-    """What is known about a problem on a device besides its evaluations."""
-
-    eager: Baseline | None = Field(default=None, description="The clean eager baseline (bytes, FLOPs, time)")
-    compiled: dict[str, Baseline] = Field(default_factory=dict, description="torch.compile baselines by kind")
-    peaks: Peaks | None = Field(default=None, description="The device's measured peaks")
-    dtype: str = Field(default="float32", description="Evaluation dtype")
-
-    @property
-    def best_compile(self) -> tuple[str, Baseline] | None:
-        """The torch.compile mode with the best ratio to eager, among those that ran."""
-        timed = [(k, b) for k, b in self.compiled.items() if b.timing and b.eager_ms]
-        return min(timed, key=lambda kb: kb[1].timing.median_ms / kb[1].eager_ms, default=None)
-
-    @property
-    def sol_ms(self) -> float | None:
-        return sol_ms(self.eager, self.peaks, self.dtype)
-
-    def sol_fraction(self, runtime_ms: float | None) -> float | None:
-        """The share of the speed of light a time reaches."""
-        bound = self.sol_ms
-        return bound / runtime_ms if bound is not None and runtime_ms else None
-
-    def vs_compile(self, speedup: float | None) -> float | None:
-        """A speedup over eager, restated over the best torch.compile mode."""
-        best = self.best_compile
-        if speedup is None or best is None:
-            return None
-        return speedup * best[1].timing.median_ms / best[1].eager_ms
 
 
 class ProblemRow(Frozen):
@@ -190,27 +159,13 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
         funnel=Funnel(generated=len(results), with_code=len(with_code), compiled=len(built), correct=len(correct),
                       faster=sum(r.speedup > 1 for r in counted)),
         tokens=tokens,
-        cost_usd=(usage.prompt_tokens * prices[0] + usage.completion_tokens * prices[1]) / 1e6
-        if usage and usage.requests and prices else None,
+        cost_usd=usage.cost_usd(prices) if usage else None,
     )
     return Leaderboard(summary=summary, problems=rows, flagged=flagged, harness_errors=faults,
                        speedups=[r.speedup for r in counted])
 
 
 # ---- from the store ----
-
-def contexts_for(store: Store, results: list[EvalResult]) -> dict[str, ProblemContext]:
-    """The baselines and peaks stored for each problem of these results, on their device."""
-    found: dict[str, ProblemContext] = {}
-    for r in results:
-        if r.problem_sha256 in found:
-            continue
-        stored = store.baselines(r.problem_sha256, r.device_name, r.target, r.torch_version, r.dtype)
-        found[r.problem_sha256] = ProblemContext(
-            eager=stored.pop("eager", None), compiled=stored, dtype=r.dtype,
-            peaks=store.peaks(r.device_name, r.target, r.torch_version))
-    return found
-
 
 def run_board(store: Store, info: RunInfo, prices: tuple[float, float] | None = None) -> Leaderboard:
     """One stored run's leaderboard; `prices` (USD per million prompt / completion tokens) override the run's."""
@@ -284,8 +239,8 @@ def render_runs(summaries: list[Summary], console: Console) -> None:
     """Runs side by side, one row each."""
     table = Table(title="leaderboard (counted results only; `--run NAME` for one run's problems)",
                   title_justify="left")
-    columns = ["run", "model", "device", "problems", "correct", *(f"fast_{p:g}" for p in FAST_P), "geomean", "vs compile",
-               "% SOL", "tokens", "cost"]
+    columns = ["run", "model", "device", "problems", "correct", *(f"fast_{p:g}" for p in FAST_P), "geomean",
+               "vs compile", "% SOL", "tokens", "cost"]
     for name in columns:
         table.add_column(name, justify="left" if name in ("run", "model", "device") else "right")
     for s in summaries:

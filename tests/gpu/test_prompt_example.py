@@ -5,8 +5,8 @@ import pytest
 from harness.config import load_settings
 from harness.device import discover, visible_gpus
 from harness.eval.candidate import load_candidate
+from harness.eval.evaluation import Job
 from harness.eval.pipeline import evaluate
-from harness.eval.scheduler import Job
 from harness.facts import gather
 from harness.problems.index import parse_problem
 from harness.store import Store

@@ -5,8 +5,8 @@ import pytest
 from harness.config import load_settings
 from harness.device import discover, visible_gpus
 from harness.eval.candidate import load_candidate
+from harness.eval.evaluation import Job
 from harness.eval.pipeline import evaluate
-from harness.eval.scheduler import Job
 from harness.problems.index import resolve
 from harness.store import Store
 from tests.conftest import REPO, SOLUTIONS
@@ -62,7 +62,7 @@ def test_illegal_memory_access_is_a_runtime_error(results, problem_id):
 def test_builds_pin_the_architecture_of_the_gpu_present(results):
     arch = discover("cuda").arch  # e.g. 9.0a on an H100
     sm = "sm_" + arch.replace(".", "")
-    for (problem_id, path), r in results.items():
+    for (_problem_id, path), r in results.items():
         if r.build and r.build.status == "ok" and not r.build.cached:
             assert sm in r.build.log, f"{path}: nvcc was not asked for {sm}"
             assert "sm_80" not in r.build.log.replace(sm, "")

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from harness.store import SCHEMA_VERSION
+from harness.store_schema import SCHEMA_VERSION
 from harness.types import PROTOCOL_VERSION
 from tests.conftest import FIXTURES, SOLUTIONS, json_lines, run_cli
 
@@ -42,7 +42,8 @@ def first_run(results_dir):
 def test_json_lines_have_the_documented_fields(first_run):
     rows, _ = first_run
     for row in rows.values():
-        assert {"problem", "candidate", "status", "speedup", "runtime_ms", "ref_runtime_ms", "error", "flags"} <= set(row)
+        fields = {"problem", "candidate", "status", "speedup", "runtime_ms", "ref_runtime_ms", "error", "flags"}
+        assert fields <= set(row)
         assert row["problem"] == str(PROBLEM)
         assert isinstance(row["flags"], list)
         assert (row["speedup"] is None) == (row["status"] != "correct")
@@ -102,12 +103,13 @@ def test_store_keeps_everything(first_run, results_dir):
             "e.problem_sha256, s.text FROM evaluations e JOIN sources s ON s.sha256 = e.candidate_sha256 "
             "WHERE e.run = 'first'").fetchall()
         assert len(rows) == len(CANDIDATES)
-        for path, status, device, torch_version, protocol, problem_sha, source in rows:
+        for path, _status, device, torch_version, protocol, problem_sha, source in rows:
             assert source == open(path).read()
             assert device and torch_version and protocol == PROTOCOL_VERSION and len(problem_sha) == 64
         # Two candidates named their extension "relu_ext": two distinct builds.
         builds = db.execute("SELECT COUNT(DISTINCT build_sha256) FROM evaluations WHERE run = 'first' "
-                            "AND (candidate_path LIKE '%/cpu_relu.py' OR candidate_path LIKE '%/cpu_relu_leaky.py')").fetchone()[0]
+                            "AND (candidate_path LIKE '%/cpu_relu.py' OR candidate_path LIKE '%/cpu_relu_leaky.py')"
+                            ).fetchone()[0]
         assert builds == 2
 
 

@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 
 import harness.eval.build
-import harness.eval.scheduler
+import harness.eval.evaluation
 from harness.config import load_settings
 from harness.device import discover
 from harness.eval.build import BUILD_PROTOCOL, build
 from harness.eval.candidate import candidate_from_source
+from harness.eval.evaluation import Job
 from harness.eval.pipeline import evaluate
-from harness.eval.scheduler import Job
 from harness.problems.index import resolve
 from harness.report.leaderboard import leaderboard
 from harness.store import Store
@@ -114,7 +114,8 @@ def with_env(original, **extra):
 
 
 def test_a_build_child_that_cannot_start_is_a_harness_error(settings, source, monkeypatch):
-    monkeypatch.setattr(harness.eval.build, "build_env", with_env(harness.eval.build.build_env, PYTHONHOME="/nonexistent"))
+    broken = with_env(harness.eval.build.build_env, PYTHONHOME="/nonexistent")
+    monkeypatch.setattr(harness.eval.build, "build_env", broken)
     faulty, _ = evaluate_sources(settings, [source], "build-child")
     assert faulty[0].build.status == "harness_error"
     monkeypatch.undo()
@@ -122,7 +123,8 @@ def test_a_build_child_that_cannot_start_is_a_harness_error(settings, source, mo
 
 
 def test_an_evaluation_child_that_cannot_start_is_a_harness_error(settings, source, monkeypatch):
-    monkeypatch.setattr(harness.eval.scheduler, "eval_env", with_env(harness.eval.scheduler.eval_env, PYTHONHOME="/nonexistent"))
+    broken = with_env(harness.eval.evaluation.eval_env, PYTHONHOME="/nonexistent")
+    monkeypatch.setattr(harness.eval.evaluation, "eval_env", broken)
     faulty, _ = evaluate_sources(settings, [source], "eval-child")
     assert faulty[0].build.status == "ok"
     monkeypatch.undo()
@@ -137,7 +139,7 @@ def test_an_exception_in_harness_code_is_that_job_s_harness_error_and_the_run_go
         if len(calls) == 1:
             raise ZeroDivisionError("a bug in the harness")
         return []
-    monkeypatch.setattr(harness.eval.scheduler, "plausibility_flags", broken_once)
+    monkeypatch.setattr(harness.eval.evaluation, "plausibility_flags", broken_once)
     other = source.replace("fault_relu", "fault_relu_twin")
     faulty, _ = evaluate_sources(settings, [source, other], "bug")
     assert [r.status for r in faulty] == ["harness_error", "correct"]

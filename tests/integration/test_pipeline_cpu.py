@@ -4,11 +4,12 @@ import sqlite3
 
 import pytest
 
-from harness.api import Evaluator
+from harness import Evaluator
 from harness.config import load_settings
 from harness.device import discover
 from harness.eval.candidate import candidate_from_source
-from harness.eval.scheduler import Job, run_jobs
+from harness.eval.evaluation import Job
+from harness.eval.scheduler import run_jobs
 from harness.problems.index import ProblemError, resolve
 from tests.conftest import FIXTURES, SOLUTIONS
 

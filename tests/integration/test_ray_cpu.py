@@ -14,8 +14,8 @@ import pytest
 from harness.config import load_settings
 from harness.device import discover
 from harness.eval.candidate import candidate_from_source
+from harness.eval.evaluation import Job
 from harness.eval.ray import build_task, eval_task
-from harness.eval.scheduler import Job
 from harness.problems.index import resolve
 from tests.conftest import FIXTURES, SOLUTIONS, json_lines, run_cli
 

@@ -11,7 +11,8 @@ from harness.eval.cpu_ceiling import (
     theoretical_tflops,
 )
 from harness.eval.plausibility import plausibility_flags
-from harness.types import Baseline, DeviceInfo, Peaks, Timing, WorkerReport
+from harness.protocol import WorkerReport
+from harness.types import Baseline, DeviceInfo, Peaks, Timing
 
 # /proc/cpuinfo as these machines print it (one processor shown; flags trimmed to what matters)
 KVM_XEON = """processor	: 0
@@ -171,3 +172,14 @@ def test_a_contended_result_is_not_accused_of_slowing_the_reference():
     clean = Baseline(timing=timing(1.5))
     assert ftl(correct(1.0, 3.0), clean, None) == ["reference_slowed"]
     assert ftl(correct(1.0, 3.0, cpu_foreign=0.3), clean, None) == ["contended"]
+
+
+def test_a_contended_result_is_not_called_implausible_but_can_still_be_faster_than_light(monkeypatch):
+    monkeypatch.setattr(roofline, "machine_tflops", lambda: THEORETICAL)
+    clean = Baseline(timing=timing(12.0))
+    assert ftl(correct(1.0, 12.0), clean, None) == ["implausible_speedup"]
+    # other processes slowed the reference beside it: 12x says nothing about the candidate
+    assert ftl(correct(1.0, 12.0, cpu_foreign=0.5), clean, None) == ["contended"]
+    # but nothing makes a kernel faster than the cores' theoretical peak: that stands under load too
+    gemm = Baseline(timing=timing(2.1), bytes_moved=6 * 10**6, flops=5 * 10**8)
+    assert ftl(correct(0.5, 2.1, cpu_foreign=0.5), gemm, UNDER_LOAD) == ["contended", "faster_than_light"]

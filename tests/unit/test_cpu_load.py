@@ -15,7 +15,8 @@ from harness.child.observe import (
     process_ticks,
 )
 from harness.eval.plausibility import measurement_flags
-from harness.types import DeviceInfo, Timing, WorkerReport
+from harness.protocol import WorkerReport
+from harness.types import DeviceInfo, Timing
 
 CPU = DeviceInfo(target="cpu", name="cpu")
 

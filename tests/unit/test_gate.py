@@ -6,6 +6,7 @@ import pytest
 
 from harness.problems.gate import MARK_MEMORY_GB, assess, uncommented_overrides
 from harness.problems.index import parse_problem
+from harness.protocol import GateObservation
 
 BODY = '''
 import torch
@@ -25,13 +26,13 @@ def get_init_inputs():
     return []
 '''
 
-STATIC = {"outputs": [{"shape": [4096, 4096], "dtype": "float32"}], "inputs": [], "input_bytes": 64 << 20,
-          "param_bytes": 0, "output_bytes": 64 << 20, "output_is_plain": True, "flops": 0, "init_inputs": 0}
+SHAPES = {"outputs": [{"shape": [4096, 4096], "dtype": "float32"}], "inputs": [], "input_bytes": 64 << 20,
+          "param_bytes": 0, "output_bytes": 64 << 20, "output_is_plain": True}
 STATS = {"numel": 1 << 24, "floating": True, "nonfinite": 0, "near_zero_fraction": 0.0, "mean": 0.5,
          "mean_abs": 0.5, "std": 0.29, "min": 0.0, "max": 1.0, "constant": False, "constant_passes": False}
-FULL = {**STATIC, "deterministic": [{"ok": True, "mismatch_fraction": 0.0, "message": None}],
-        "seed_variation": [{"ok": False, "mismatch_fraction": 0.99, "message": "differs"}],
-        "stats": [STATS], "eager_ms": 2.5, "eager_rse": 0.01, "peak_memory_bytes": 4e9, "atol": 1e-4, "rtol": 1e-4}
+MEASURED = {"deterministic": [{"ok": True, "mismatch_fraction": 0.0, "message": None}],
+            "seed_variation": [{"ok": False, "mismatch_fraction": 0.99, "message": "differs"}],
+            "stats": [STATS], "eager_ms": 2.5, "peak_memory_bytes": 4_000_000_000, "atol": 1e-4, "rtol": 1e-4}
 
 
 def problem(tmp_path: Path, constants: str = 'TAGS = ["elementwise", "memory-bound"]', name: str = "p"):
@@ -41,9 +42,19 @@ def problem(tmp_path: Path, constants: str = 'TAGS = ["elementwise", "memory-bou
     return parse_problem(path, tmp_path)
 
 
-def full(**changes) -> dict:
+def static(flops: int = 0, **shapes) -> GateObservation:
+    """The static gate's observation of a good problem, with `shapes` changed."""
+    return GateObservation.model_validate({"init_inputs": 0, "shapes": {**SHAPES, **shapes}, "flops": flops})
+
+
+def full(**changes) -> GateObservation:
+    """The full gate's observation of a good problem, with `changes` to its measurements (and its stats)."""
     stats = {**STATS, **changes.pop("stats", {})}
-    return {**FULL, "stats": [stats], **changes}
+    return GateObservation.model_validate({"init_inputs": 0, "shapes": SHAPES, "flops": 0,
+                                           "full": {**MEASURED, "stats": [stats], **changes}})
+
+
+STATIC, FULL = static(), full()
 
 
 def test_a_good_problem_passes_both_gates(tmp_path):
@@ -69,11 +80,12 @@ def test_a_good_problem_passes_both_gates(tmp_path):
                       "max_rel_err": 1e-3}]), "tolerance too tight for fp32"),
     (full(eager_ms=0.2), "too small"),
     (full(eager_ms=5000.0), "too slow"),
-    (full(peak_memory_bytes=45e9), "at most 40 GB"),
-    (full(peak_memory_bytes=30e9), "declare MEMORY_GB = 30"),
-    ({"error": "importing the problem failed: SyntaxError"}, "importing the problem failed"),
-    ({**STATIC, "outputs": []}, "returns no tensor"),
-    ({**STATIC, "output_is_plain": False}, "tensor subclass"),
+    (full(peak_memory_bytes=45_000_000_000), "at most 40 GB"),
+    (full(peak_memory_bytes=30_000_000_000), "declare MEMORY_GB = 30"),
+    ("importing the problem failed: SyntaxError", "importing the problem failed"),
+    (static(outputs=[]), "returns no tensor"),
+    (static(output_is_plain=False), "tensor subclass"),
+    (static(), "no measurements on the device in the full gate"),
 ])
 def test_each_rule_rejects(tmp_path, obs, expected):
     result = assess(problem(tmp_path), "full", "cuda", obs)
@@ -83,12 +95,12 @@ def test_each_rule_rejects(tmp_path, obs, expected):
 
 def test_cpu_has_its_own_time_window_and_no_memory_limit(tmp_path):
     p = problem(tmp_path)
-    assert assess(p, "full", "cpu", full(eager_ms=0.7, peak_memory_bytes=60e9)).passed
+    assert assess(p, "full", "cpu", full(eager_ms=0.7, peak_memory_bytes=60_000_000_000)).passed
     assert not assess(p, "full", "cpu", full(eager_ms=0.05)).passed
 
 
 def test_declared_memory_allows_a_large_problem(tmp_path):
-    big = full(peak_memory_bytes=(MARK_MEMORY_GB + 5) * 1e9)
+    big = full(peak_memory_bytes=int((MARK_MEMORY_GB + 5) * 1e9))
     assert not assess(problem(tmp_path), "full", "cuda", big).passed
     declared = problem(tmp_path, 'TAGS = ["scan", "memory-bound"]\nMEMORY_GB = 30', name="big")
     assert declared.memory_gb == 30.0
@@ -98,18 +110,20 @@ def test_declared_memory_allows_a_large_problem(tmp_path):
 def test_metadata_rules(tmp_path):
     untagged = assess(problem(tmp_path, "", name="a"), "static", "cuda", STATIC)
     assert any("TAGS must name" in r for r in untagged.reasons)
-    both = assess(problem(tmp_path, 'TAGS = ["x", "memory-bound", "compute-bound"]', name="b"), "static", "cuda", STATIC)
+    both = assess(problem(tmp_path, 'TAGS = ["x", "memory-bound", "compute-bound"]', name="b"), "static", "cuda",
+                  STATIC)
     assert not both.passed
     compute = problem(tmp_path, 'TAGS = ["matmul", "compute-bound"]', name="c")
     assert any("FLOPS" in r for r in assess(compute, "static", "cuda", STATIC).reasons)
-    assert assess(compute, "static", "cuda", {**STATIC, "flops": 10**12}).flops_source == "counted"
+    assert assess(compute, "static", "cuda", static(flops=10**12)).flops_source == "counted"
     declared = problem(tmp_path, 'TAGS = ["scan", "compute-bound"]\nFLOPS = 1000', name="d")
     result = assess(declared, "static", "cuda", STATIC)
     assert result.passed and result.flops == 1000 and result.flops_source == "declared"
 
 
 def test_meta_failure_is_a_warning_in_the_static_gate(tmp_path):
-    result = assess(problem(tmp_path), "static", "cuda", {"init_inputs": 0, "meta_error": "NotImplementedError: x"})
+    result = assess(problem(tmp_path), "static", "cuda",
+                    GateObservation(init_inputs=0, meta_error="NotImplementedError: x"))
     assert result.passed and "meta-device analysis failed" in result.warnings[0]
 
 

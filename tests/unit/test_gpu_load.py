@@ -11,10 +11,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import process as isolation
+from harness import process
 from harness.config import load_settings
-from harness.eval import gpu_load
-from harness.eval.gpu_load import CONTENDED, Check, NvidiaSmi, Nvml, Owners, Watch
+from harness.eval import gpu_load, gpu_sampler
+from harness.eval.gpu_load import CONTENDED, Check, Owners, Watch
+from harness.eval.gpu_sampler import NvidiaSmi, Nvml
 from harness.types import DeviceInfo
 
 OURS = 4_200_001     # PIDs above the kernel's limit (2^22) never exist here: scripted processes only
@@ -214,16 +215,16 @@ def test_another_process_holding_an_idle_context_is_no_contention(world):
 
 
 def test_our_own_children_and_their_descendants_never_count(world, monkeypatch):
-    """Children the harness started (isolation.started), their descendants found by the /proc ppid chain,
+    """Children the harness started (process.started), their descendants found by the /proc ppid chain,
     and a child that has exited since it used the GPU: all computing before and during, none of it another's."""
-    monkeypatch.setattr(isolation, "started", deque(maxlen=16))
+    monkeypatch.setattr(process, "started", deque(maxlen=16))
     spawn = ("import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; "
              "time.sleep(60)']); print(p.pid, flush=True); time.sleep(60)")
     child = subprocess.Popen([sys.executable, "-c", spawn], stdout=subprocess.PIPE, text=True)
     grandchild = None
     try:
         grandchild = int(child.stdout.readline())
-        isolation.started.extend([child.pid, OURS])  # OURS: an earlier evaluation child, exited since
+        process.started.extend([child.pid, OURS])  # OURS: an earlier evaluation child, exited since
         owners = Owners()
         world.process(child.pid, world.now - 5, util=100)
         world.process(grandchild, world.now - 5, util=100)
@@ -295,7 +296,7 @@ def test_nvml_failing_midway_costs_no_evaluation(world):
 
 def test_no_nvml_and_no_nvidia_smi_means_no_check_said_once(monkeypatch, caplog):
     monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
-    monkeypatch.setattr(gpu_load.shutil, "which", lambda name: None)
+    monkeypatch.setattr(gpu_sampler.shutil, "which", lambda name: None)
     monkeypatch.setattr(gpu_load, "_sampler", [])
     monkeypatch.setattr(gpu_load, "_watches", {})
     gpu = DeviceInfo(target="cuda", name="NVIDIA H100 80GB HBM3", index=0, arch="9.0a")
@@ -323,7 +324,7 @@ def test_nvidia_smi_sampler_reads_pids_and_utilization(monkeypatch):
         assert argv[-2:] == ["-i", "3"]
         return subprocess.CompletedProcess(argv, 0, stdout=answers[argv[1]], stderr="")
 
-    monkeypatch.setattr(gpu_load.subprocess, "run", run)
+    monkeypatch.setattr(gpu_sampler.subprocess, "run", run)
     smi = NvidiaSmi()
     assert smi.compute_pids(3) == [1234, 5678]
     assert smi.device_util(3) == 87.0

@@ -1,6 +1,7 @@
 """Plausibility flags, decided in the parent from what the worker measured."""
 from harness.eval.plausibility import hidden_work, plausibility_flags
-from harness.types import Baseline, DeviceInfo, Peaks, Timing, WorkerReport
+from harness.protocol import WorkerReport
+from harness.types import Baseline, DeviceInfo, Peaks, Timing
 
 H100 = DeviceInfo(target="cuda", name="NVIDIA H100 80GB HBM3", index=0)
 CPU = DeviceInfo(target="cpu", name="AMD EPYC")
@@ -77,7 +78,7 @@ def test_hidden_work_compares_wall_and_event_gaps_of_both_sides():
 def test_a_result_with_a_slowed_reference_is_evaluated_again_and_the_second_verdict_stands(monkeypatch):
     """The policy only: one evaluation's reference slowed by a neighbour the counters cannot see is not the
     candidate's doing, so the executor evaluates again before a flag that excludes the result stands."""
-    from harness.eval import scheduler as executor
+    from harness.eval import evaluation as executor
     from harness.types import EvalResult
 
     def result(flags, eval_s):

@@ -52,5 +52,6 @@ def test_log_excerpt_stops_before_the_python_traceback():
 
 
 def test_failure_summary_of_a_plain_exception():
-    log = "Traceback (most recent call last):\n  File x\nTypeError: load_inline() got an unexpected keyword argument 'extra_cuda_flags'\n"
+    log = ("Traceback (most recent call last):\n  File x\n"
+           "TypeError: load_inline() got an unexpected keyword argument 'extra_cuda_flags'\n")
     assert summarize_failure(log) == "TypeError: load_inline() got an unexpected keyword argument 'extra_cuda_flags'"

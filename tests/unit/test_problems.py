@@ -74,7 +74,8 @@ def test_metadata_constants(tmp_path):
     problem = problems.parse_problem(path, tmp_path / "elsewhere")
     assert (problem.level, problem.atol, problem.rtol, problem.tags) == (2, 1e-3, 0.01, ("scan",))
     assert problem.description == "Doc line."
-    path.write_text("TOLERANCE = -1\nclass Model: pass\ndef get_inputs(): return []\ndef get_init_inputs(): return []\n")
+    path.write_text("TOLERANCE = -1\nclass Model: pass\n"
+                    "def get_inputs(): return []\ndef get_init_inputs(): return []\n")
     with pytest.raises(ProblemError, match="non-negative"):
         problems.parse_problem(path, tmp_path)
 
@@ -110,7 +111,8 @@ def test_problem_json_roundtrip():
 def test_metadata_may_be_arithmetic_over_earlier_constants(tmp_path):
     path = tmp_path / "level1" / "mm.py"
     path.parent.mkdir()
-    path.write_text("M = 4096\nN = 2 * M\nFLOPS = 2 * M * N * M / 3\nMEMORY_GB = 25.5\nTAGS = ['matmul', 'compute-bound']\n"
+    path.write_text("M = 4096\nN = 2 * M\nFLOPS = 2 * M * N * M / 3\nMEMORY_GB = 25.5\n"
+                    "TAGS = ['matmul', 'compute-bound']\n"
                     "class Model: pass\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n")
     p = parse_problem(path, tmp_path)
     assert p.flops == round(2 * 4096 * 8192 * 4096 / 3) and p.memory_gb == 25.5 and p.target == "cuda"

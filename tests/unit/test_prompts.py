@@ -55,6 +55,10 @@ def test_feedback_for_each_outcome():
     r = Timing(median_ms=5.0, mean_ms=5.0, std_ms=0.1, min_ms=4.9, n=10, rse=0.01)
     text = prompts.feedback(result("correct", runtime=t, ref_runtime=r, speedup=2.5), turns_left=2)["content"]
     assert "2.000 ms" in text and "5.000 ms" in text and "2.50x" in text and "faster" in text
+    assert "speed of light" not in text  # not known for this problem: not said
+    text = prompts.feedback(result("correct", runtime=t, ref_runtime=r, speedup=2.5), turns_left=2,
+                            sol_fraction=0.42)["content"]
+    assert "at 42% of the hardware's speed of light" in text
 
     for status in ("runtime_error", "timeout", "no_code", "rejected"):
         text = prompts.feedback(result(status, error=f"the {status} message"), turns_left=2)["content"]

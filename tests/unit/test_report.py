@@ -9,7 +9,8 @@ from harness.types import BuildResult, EvalResult, Timing
 
 def ev(problem, status, speedup=None, built=True):
     t = Timing(median_ms=1.0, mean_ms=1.0, std_ms=0.0, min_ms=1.0, n=3, rse=0.0)
-    build = BuildResult(status="ok" if built else "compile_error", build_sha256="b", directory="/d", duration_s=1, log="")
+    build = BuildResult(status="ok" if built else "compile_error", build_sha256="b", directory="/d", duration_s=1,
+                        log="")
     return EvalResult(problem_id=problem, problem_sha256="p", candidate_path=f"{problem}-{status}-{speedup}.py",
                       candidate_sha256="c", target="cpu", device_name="cpu", torch_version="t", status=status,
                       speedup=speedup, runtime=t if speedup else None, ref_runtime=t if speedup else None,
@@ -65,7 +66,8 @@ def test_flagged_results_never_count_and_are_listed_apart():
     assert board.summary.geomean_speedup == pytest.approx(math.sqrt(1.2 * 2.0))
     assert board.speedups == [1.2, 2.0]  # the flagged 40x is in no number
     assert board.summary.fast_p["2"] == 0.0 and board.summary.flagged == 1
-    assert [(f.problem, f.speedup, f.flags) for f in board.flagged] == [("a", 40.0, ("implausible_speedup", "hidden_work"))]
+    flagged = [(f.problem, f.speedup, f.flags) for f in board.flagged]
+    assert flagged == [("a", 40.0, ("implausible_speedup", "hidden_work"))]
     console = Console(width=200, record=True)
     render(board, console)
     text = console.export_text()
@@ -78,7 +80,7 @@ def timing(ms):
 
 
 def test_speedup_over_compile_and_share_of_the_speed_of_light_come_from_the_stored_context():
-    from harness.report.leaderboard import ProblemContext
+    from harness.eval.context import ProblemContext
     from harness.types import Baseline, Peaks
     result = ev("a", "correct", 3.0).model_copy(update={"runtime": timing(2.0)})
     ctx = ProblemContext(

@@ -199,7 +199,8 @@ def test_special_characters_are_escaped():
     source = render_html(sample_boards(), title="<script>alert(1)</script> & co")
     assert "<script>alert(1)</script>" not in source and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in source
     assert "<b>bold</b>" not in source and "conv<bn>" not in source
-    assert "o3 &#34;low&#34; &amp; &lt;b&gt;bold&lt;/b&gt;" in source or "o3 &quot;low&quot; &amp; &lt;b&gt;bold" in source
+    assert ("o3 &#34;low&#34; &amp; &lt;b&gt;bold&lt;/b&gt;" in source
+            or "o3 &quot;low&quot; &amp; &lt;b&gt;bold" in source)
     assert Page(source).visible.count(BROKEN_RUN) >= 2  # the leaderboard and its section, read back unescaped
 
 

@@ -230,7 +230,8 @@ def test_every_rule_fires_on_its_trick(rule):
     ("try:\n    ext2 = load_inline(name='k', cpp_sources='')\nexcept Exception:\n    ext2 = None\n", "torch-fallback"),
 ])
 def test_more_tricks(body, rule):
-    assert rule in findings(body + "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.relu(x)\n")
+    model_new = "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.relu(x)\n"
+    assert rule in findings(body + model_new)
 
 
 def test_torch_compute_in_forward_is_a_flag_not_a_rejection():

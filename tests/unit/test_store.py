@@ -10,7 +10,8 @@ from harness.types import BuildResult, EvalResult, Timing
 def result(candidate="c" * 64, status="correct", speedup=2.0, device="GPU", build_log="full log",
            build_protocol=BUILD_PROTOCOL) -> EvalResult:
     timing = Timing(median_ms=1.0, mean_ms=1.1, std_ms=0.1, min_ms=0.9, n=10, rse=0.01)
-    build = BuildResult(status="ok", build_sha256="b" + candidate[1:], directory="/tmp/b", duration_s=3.0, log=build_log)
+    build = BuildResult(status="ok", build_sha256="b" + candidate[1:], directory="/tmp/b", duration_s=3.0,
+                        log=build_log)
     return EvalResult(problem_id="level1/x", problem_sha256="p" * 64, candidate_path="a.py", candidate_sha256=candidate,
                       target="cuda", device_name=device, torch_version="2.11", status=status,
                       speedup=speedup if status == "correct" else None, runtime=timing, ref_runtime=timing, build=build,
@@ -72,8 +73,8 @@ def test_garbage_file_is_refused(tmp_path):
 
 def v1_schema() -> str:
     """Version 1 as released: today's core tables, without the run config column."""
-    from harness import store
-    lines = [line for line in store.SCHEMA.splitlines() if not line.strip().startswith("config TEXT")]
+    from harness import store_schema
+    lines = [line for line in store_schema.SCHEMA.splitlines() if not line.strip().startswith("config TEXT")]
     schema = "\n".join(lines).replace("model TEXT,", "model TEXT")
     return schema + """
 INSERT INTO runs VALUES ('old', '2026-11-22T00:00:00+00:00', 'eval', 'cpu', 'CPU', NULL);

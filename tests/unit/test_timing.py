@@ -68,7 +68,7 @@ def test_every_timed_call_is_inspected_with_its_own_fresh_inputs():
              "cand": Side(lambda: (f"cand{next(prepared)}", ["cand"]), lambda n: n)}
     seen = []
     timings, _ = time_interleaved(sides, timer, TimingSettings(warmup_runs=1, min_runs=3, budget_s=60),
-                                  inspect=lambda side, round_, label, args, out: seen.append((side, round_, label, out)))
+                                  inspect=lambda side, round_, label, _, out: seen.append((side, round_, label, out)))
     assert [s for s in seen if s[0] == "cand"] == [("cand", 0, "cand1", "cand"), ("cand", 1, "cand2", "cand"),
                                                    ("cand", 2, "cand3", "cand")]  # cand0 went to the warm-up
     assert timings["cand"].wall_median_ms == 1.5 and timings["cand"].median_ms == 1.0

@@ -1,0 +1,113 @@
+"""`harness eval`: build, check and time candidate files on one problem."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.markup import escape
+from rich.table import Table
+
+from harness.cli.console import UsageError, emit_json, err, fmt, out, problem_root
+from harness.cli.options import settings_from
+from harness.cli.problems import memory_filter
+from harness.cli.progress import ConsoleEvents
+from harness.device import discover
+from harness.eval.build import log_excerpt
+from harness.eval.context import ProblemContext, contexts_for
+from harness.eval.pipeline import candidate_jobs, default_run_name, evaluate
+from harness.problems import index as problem_index
+from harness.report.leaderboard import STATUS_STYLE
+from harness.store import Store
+from harness.types import HARNESS_ERROR, EvalResult
+
+
+def add_parser(sub, eval_opts: argparse.ArgumentParser) -> None:
+    ev = sub.add_parser("eval", parents=[eval_opts], help="evaluate candidate files on one problem",
+                        description="Build, check and time each candidate file (defining ModelNew) against the "
+                                    "problem's Model. Exit status 0 whenever the evaluation ran, whatever the "
+                                    "verdicts; 3 when the harness itself failed on a candidate (harness_error: no "
+                                    "verdict, nothing cached; run it again).")
+    ev.add_argument("--problem", required=True, metavar="ID_OR_PATH", help="problem id or path to a problem .py file")
+    ev.add_argument("candidates", nargs="+", metavar="CANDIDATE.py")
+    ev.set_defaults(func=cmd_eval)
+
+
+def cmd_eval(args) -> int:
+    problem = problem_index.resolve(args.problem, problem_root(args))
+    if not memory_filter([problem], args.max_memory_gb):
+        raise UsageError(f"{problem.id} declares MEMORY_GB = {problem.memory_gb:g}, above --max-memory-gb")
+    jobs = candidate_jobs(problem, args.candidates)
+    device = discover(args.target)
+    settings = settings_from(args)
+    err.print(f"[dim]target {device.target} on {escape(device.name)}; results in {settings.db}[/]")
+    with Store(settings.db) as store, ConsoleEvents() as events:
+        recorded = evaluate(
+            jobs,
+            device=device,
+            settings=settings,
+            store=store,
+            run=args.run or default_run_name("eval"),
+            kind="eval",
+            events=events,
+        )
+        results = [result for _, result in recorded]
+        contexts = contexts_for(store, results)
+    if args.json:
+        for r in results:
+            ctx = contexts.get(r.problem_sha256, ProblemContext())
+            emit_json(
+                {
+                    **r.summary(),
+                    "speedup_vs_compile": ctx.vs_compile(r.speedup),
+                    "sol_fraction": ctx.sol_fraction(r.runtime_ms),
+                }
+            )
+    else:
+        print_results(results, contexts)
+    faults = sum(r.status == HARNESS_ERROR for r in results)
+    if faults:
+        err.print(
+            f"[bold red]{faults} harness error(s)[/]: the harness or the machine failed, not the candidate; "
+            "nothing was cached, run the same command again",
+            soft_wrap=True,
+        )
+        return 3
+    return 0
+
+
+def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]) -> None:
+    problems = sorted({r.problem_id for r in results})
+    device = results[0].device_name if results else ""
+    table = Table(title=escape(f"{', '.join(problems)} on {device}"), title_justify="left")
+    numbers = ("speedup", "vs compile", "ms", "ref ms", "% SOL", "max abs err")
+    for name in ("candidate", "status", *numbers, "flags"):
+        table.add_column(
+            name,
+            justify="right" if name in numbers else "left",
+            overflow="fold",
+            no_wrap=name not in ("candidate", "flags"),
+        )
+    for r in results:
+        ctx = contexts.get(r.problem_sha256, ProblemContext())
+        vs_compile, sol = ctx.vs_compile(r.speedup), ctx.sol_fraction(r.runtime_ms)
+        table.add_row(
+            escape(r.candidate_label),
+            f"[{STATUS_STYLE[r.status]}]{r.status}[/]" + (" [dim](stored)[/]" if r.cached else ""),
+            fmt(r.speedup, ".2f") + ("x" if r.speedup is not None else ""),
+            fmt(vs_compile, ".2f") + ("x" if vs_compile is not None else ""),
+            fmt(r.runtime_ms, ".3f"),
+            fmt(r.ref_runtime_ms, ".3f"),
+            fmt(sol and 100 * sol, ".0f"),
+            fmt(r.check.max_abs_err if r.check else None, ".2e"),
+            ", ".join(r.flags),
+        )
+    out.print(table)
+    for r in results:
+        if r.status == "correct" or not r.error:
+            continue
+        why = " (no verdict: the harness or the machine failed)" if r.status == HARNESS_ERROR else ""
+        out.print(f"\n[{STATUS_STYLE[r.status]}]{r.status}[/] {escape(r.candidate_label)}{why}:")
+        out.print(escape(r.error), highlight=False)
+        if r.status == "compile_error" and r.build and r.build.log:
+            out.print(f"[dim]--- end of the compiler output (full log: {escape(r.build.directory)}/build.log)[/]")
+            out.print(escape(log_excerpt(r.build.log)), highlight=False)

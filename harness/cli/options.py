@@ -1,0 +1,85 @@
+"""The options several commands share (argparse parents), and the Settings they make."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.cli.config import config_option
+from harness.cli.console import positive
+from harness.config import Settings, load_settings
+from harness.types import TARGETS
+
+
+def problems_options() -> argparse.ArgumentParser:
+    """Where the problems are, and the settings file (which may say so too)."""
+    opts = argparse.ArgumentParser(add_help=False)
+    config_option(opts)
+    opts.add_argument("--problems-dir", metavar="DIR",
+                      help="problem root (default: $HARNESS_PROBLEMS_DIR, else the problems/ shipped with the "
+                           "harness: this checkout's, or the installed package's)")
+    return opts
+
+
+def store_options(config: bool = True) -> argparse.ArgumentParser:
+    """Where results go; with the settings file unless a sibling parent (problems_options) brings it."""
+    opts = argparse.ArgumentParser(add_help=False)
+    if config:
+        config_option(opts)
+    opts.add_argument("--results-dir", type=Path, metavar="DIR",
+                      help="results directory: harness.db and the build cache (default: ./results, "
+                           "or $HARNESS_RESULTS_DIR)")
+    opts.add_argument("--db", type=Path, metavar="FILE", help="SQLite file (default: RESULTS_DIR/harness.db)")
+    return opts
+
+
+def eval_options(problems: argparse.ArgumentParser, store: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """What every command that evaluates takes: the device, the store, and how to build, check and time."""
+    opts = argparse.ArgumentParser(add_help=False, parents=[problems, store])  # store without --config
+    add = opts.add_argument
+    add("--target", choices=TARGETS,
+        help="cuda (custom CUDA on the GPU) or cpu (C++ on the CPU); default: cuda if a GPU is visible")
+    add("--max-memory-gb", type=positive(float), metavar="GB",
+        help="skip problems that declare needing more GPU memory than this (MEMORY_GB)")
+    add("--run", metavar="NAME", help="run name the results are stored under (default: generated)")
+    add("--force", action="store_true", help="build and evaluate again from scratch, even if the "
+        "store or the build cache already has the result")
+    add("--json", action="store_true", help="machine-readable output on stdout")
+    add("--trials", type=positive(int), metavar="N", help="correctness trials (default 5)")
+    add("--build-timeout", type=positive(float), metavar="S", help="seconds per build (default 600)")
+    add("--eval-timeout", type=positive(float), metavar="S", help="seconds per evaluation child (default 300)")
+    add("--timing-budget", type=positive(float), metavar="S",
+        help="seconds of timing per candidate before stopping unconverged (default 5)")
+    add("--build-workers", type=positive(int), metavar="N", help="parallel builds (default: number of CPUs)")
+    add("--gpus", type=positive(int), metavar="N",
+        help="evaluate on at most N GPUs at once, one evaluation per GPU (default: every visible "
+             "GPU of the same model; CUDA_VISIBLE_DEVICES picks which)")
+    add("--executor", choices=("local", "ray"),
+        help="local (default): builds on this machine's CPUs, evaluations on its GPUs; ray: "
+             "builds and evaluations as tasks on a Ray cluster (pip install 'kernel-harness[ray]')")
+    add("--ray-address", metavar="ADDR",
+        help="the Ray cluster to join, e.g. ray://head:10001 or auto (default: $RAY_ADDRESS, else "
+             "a local cluster of this machine)")
+    add("--compile-baselines", action="store_true",
+        help="also measure the problems' torch.compile baselines (cached; `harness baseline` "
+             "measures them on their own), so results show their speedup over torch.compile")
+    add("--contention-wait", type=float, metavar="S",
+        help="before timing on a GPU, wait at most S seconds for other processes computing on it "
+             "to stop (default 30; 0: never wait); work of other processes before (after the "
+             "wait) or during an evaluation flags its result contended, and it is not counted")
+    add("--max-speedup", type=positive(float), metavar="X",
+        help="flag speedups over eager above this as implausible_speedup; flagged results are not counted (default 10)")
+    return opts
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """Settings from the flags of eval_options (None: not given, so the environment or default applies)."""
+    return load_settings(config_file=args.config, problems_dir=args.problems_dir,
+                         solutions_dir=getattr(args, "solutions_dir", None),  # run and generate only
+                         results_dir=args.results_dir, db_path=args.db, trials=args.trials,
+                         build_timeout_s=args.build_timeout, eval_timeout_s=args.eval_timeout,
+                         build_workers=args.build_workers, gpus=args.gpus, force=args.force or None,
+                         executor=args.executor, ray_address=args.ray_address,
+                         max_speedup=args.max_speedup, compile_baselines=args.compile_baselines or None,
+                         contention_wait_s=args.contention_wait,
+                         timing={"budget_s": args.timing_budget})

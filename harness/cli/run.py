@@ -1,0 +1,179 @@
+"""`harness run` (the main job) and `harness generate`: thin shells over the library's run (api.py)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+from harness.api import Connection, RunDone, RunRequest, run
+from harness.cli.console import UsageError, emit_json, err, out, positive, problem_root
+from harness.cli.options import settings_from
+from harness.cli.progress import RunConsoleEvents
+from harness.report.leaderboard import render
+from harness.types import Sampling
+
+# Flags that shape what a run generates: stored with the run, and taken from it on --resume. (--base-url
+# may be given again: it says where the server is, and the stored copy has its credentials removed.)
+GENERATION_FLAGS = ("model", "problems", "problem", "samples", "turns", "temperature", "top_p",
+                    "max_tokens", "max_completion_tokens", "reasoning_effort", "prompts_dir")
+
+
+def model_options() -> argparse.ArgumentParser:
+    opts = argparse.ArgumentParser(add_help=False)
+    group = opts.add_argument_group(
+        "model", "Without --model, an offline provider answers every problem with its solutions/reference/ file. "
+                 "The key comes from OPENAI_API_KEY (never passed to candidates, never stored).")
+    add = group.add_argument
+    add("--model", metavar="NAME", help="model name as the server knows it")
+    add("--base-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 for vLLM "
+        "(default: $OPENAI_BASE_URL, else the OpenAI API)")
+    add("--samples", type=positive(int), metavar="N", help="independent conversations per problem (1)")
+    add("--temperature", type=float, metavar="T", help="sampling temperature (server default)")
+    add("--top-p", type=float, metavar="P", help="nucleus sampling (server default)")
+    add("--max-tokens", type=positive(int), metavar="N", help="completion token cap")
+    add("--max-completion-tokens", type=positive(int), metavar="N", help="token cap including reasoning "
+        "(reasoning models)")
+    add("--reasoning-effort", choices=("minimal", "low", "medium", "high"), help="reasoning effort (reasoning models)")
+    add("--concurrency", type=positive(int), default=8, metavar="N", help="requests in flight at once (8)")
+    add("--request-timeout", type=positive(float), default=600.0, metavar="S",
+        help="seconds per request before it is retried (600)")
+    add("--max-retries", type=int, default=6, metavar="N", help="retries on 429 (honouring Retry-After), 5xx, "
+        "timeouts and dropped connections, with exponential backoff and jitter (6)")
+    add("--no-cache", action="store_true",
+        help="ask again even if an identical request (model, messages, sampling, sample) was answered")
+    add("--prompts-dir", metavar="DIR", help="your own templates: DIR/<target>/{system,first_turn,feedback}.j2 and "
+        "example_{problem,solution}.py (default: prompts/)")
+    add("--solutions-dir", metavar="DIR", help="where candidates are written, as DIR/<run>/<problem id>/"
+        "sampleS_turnT.py (default: ./solutions, or $HARNESS_SOLUTIONS_DIR)")
+    add("--price-in", type=float, metavar="USD", help="price per million prompt tokens, for the cost")
+    add("--price-out", type=float, metavar="USD", help="price per million completion tokens")
+    add("--resume", action="store_true", help="continue the latest run (or --run NAME) with its stored settings; "
+        "rerunning the same --run does the same: stored turns are replayed, never asked again")
+    return opts
+
+
+def add_parsers(sub, eval_opts: argparse.ArgumentParser) -> None:
+    model_opts = model_options()
+    run_ = sub.add_parser(
+        "run", parents=[eval_opts, model_opts], help="the main job: generate, evaluate, feed back, report",
+        description="For every selected problem (default: level1 on cuda, cpu on cpu), ask the model for a ModelNew, "
+                    "build, check and time it, send the result back as the next turn (--turns), store every turn, "
+                    "and print the leaderboard of the best correct candidate per problem. With no --model, the "
+                    "answers are the hand-written solutions/reference/ files, and the default selection is every "
+                    "problem of the target that has one (level1-3 on cuda, cpu on cpu).")
+    run_.add_argument("--turns", type=positive(int), metavar="K",
+                      help="turns per conversation: feedback rounds + 1 (1)")
+    gen = sub.add_parser(
+        "generate", parents=[eval_opts, model_opts], help="only ask the model: write candidates, evaluate nothing",
+        description="Ask the model once per problem and sample; write each extracted candidate to "
+                    "SOLUTIONS_DIR/<run>/<problem id>/ and store the prompt and the completion. "
+                    "--json prints one object per sample: run, problem, sample, turn, status (generated or "
+                    "no_code), candidate (path or null), reason, tokens.")
+    for parser, func in ((run_, cmd_run), (gen, cmd_generate)):
+        parser.add_argument(
+            "--problems", metavar="SELECTOR", help="comma-separated sets (level1, cpu), directories, ids or .py paths"
+        )
+        parser.add_argument("--problem", action="append", metavar="ID_OR_PATH", help="one problem (repeatable)")
+        parser.set_defaults(func=func)
+
+
+def cmd_run(args) -> int:
+    done = _run(args, "run")
+    if args.json:
+        emit_json(done.board.model_dump())
+    else:
+        render(done.board, out)
+    return 0
+
+
+def cmd_generate(args) -> int:
+    done = _run(args, "generate")
+    if args.json:
+        for outcome in done.outcomes:
+            emit_json({"run": done.name, **outcome.summary()})
+        return 0
+    table = Table(title=f"run {escape(done.name)}", title_justify="left")
+    for name in ("problem", "sample", "candidate", "tokens"):
+        table.add_column(name)
+    for o in done.outcomes:
+        table.add_row(
+            escape(o.problem.id),
+            str(o.sample),
+            escape(o.candidate.path) if o.candidate else f"[dim]no_code: {escape(o.reason or '')}[/]",
+            str(o.completion.usage.prompt_tokens + o.completion.usage.completion_tokens)
+            + (" (cached)" if o.completion.cached else ""),
+        )
+    out.print(table)
+    return 0
+
+
+def _run(args, mode: str) -> RunDone:
+    if args.resume:
+        given = [f"--{f.replace('_', '-')}" for f in GENERATION_FLAGS if getattr(args, f, None) not in (None, [])]
+        if given:
+            raise UsageError(
+                f"--resume continues a run with its own settings; drop {', '.join(given)} "
+                "(or start a new run with --run NAME)"
+            )
+    settings = settings_from(args)
+    events = RunConsoleEvents(args.max_memory_gb, settings.db)
+    with events:
+        done = run(
+            _request(args),
+            target=args.target,
+            settings=settings,
+            connection=_connection(args),
+            problems_dir=problem_root(args),
+            max_memory_gb=args.max_memory_gb,
+            solutions_dir=args.solutions_dir,
+            mode=mode,
+            events=events,
+        )
+    usage, prices = done.usage, (done.config.price_in, done.config.price_out)
+    err.print(
+        f"[dim]{usage.requests} answers ({usage.cached} from the response cache), "
+        f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens"
+        + (f" ({usage.reasoning_tokens:,} reasoning)" if usage.reasoning_tokens else "")
+        + (f", cost {usage.cost_label(prices)}" if done.config.price_in is not None else "")
+        + "[/]",
+        soft_wrap=True,
+    )
+    return done
+
+
+def _request(args) -> RunRequest:
+    prices = None
+    if args.price_in is not None or args.price_out is not None:  # prices change no answer: always updatable
+        prices = (args.price_in or 0.0, args.price_out or 0.0)
+    if args.resume:
+        return RunRequest(name=args.run, resume=True, prices=prices)
+    sampling = Sampling(
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens,
+        max_completion_tokens=args.max_completion_tokens,
+        reasoning_effort=args.reasoning_effort,
+    )
+    return RunRequest(
+        model=args.model,
+        problems=",".join([*(args.problem or []), *filter(None, [args.problems])]) or None,
+        samples=args.samples,
+        turns=getattr(args, "turns", None),
+        sampling=sampling,
+        prompts_dir=str(Path(args.prompts_dir)) if args.prompts_dir else None,
+        prices=prices,
+        name=args.run,
+    )
+
+
+def _connection(args) -> Connection:
+    return Connection(
+        base_url=args.base_url,
+        concurrency=args.concurrency,
+        request_timeout_s=args.request_timeout,
+        max_retries=args.max_retries,
+        use_cache=not args.no_cache,
+    )

@@ -1,0 +1,55 @@
+"""What a result is compared against besides the reference beside it: the problem's clean eager and
+torch.compile baselines and the device's peaks, as stored, giving its speedup over torch.compile and its
+share of the speed of light. Used by the reports and by the model's feedback."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from harness.eval.roofline import sol_ms
+from harness.store import Store
+from harness.types import Baseline, EvalResult, Frozen, Peaks
+
+
+class ProblemContext(Frozen):
+    """What is known about a problem on a device besides its evaluations."""
+
+    eager: Baseline | None = Field(default=None, description="The clean eager baseline (bytes, FLOPs, time)")
+    compiled: dict[str, Baseline] = Field(default_factory=dict, description="torch.compile baselines by kind")
+    peaks: Peaks | None = Field(default=None, description="The device's measured peaks")
+    dtype: str = Field(default="float32", description="Evaluation dtype")
+
+    @property
+    def best_compile(self) -> tuple[str, Baseline] | None:
+        """The torch.compile mode with the best ratio to eager, among those that ran."""
+        timed = [(k, b) for k, b in self.compiled.items() if b.timing and b.eager_ms]
+        return min(timed, key=lambda kb: kb[1].timing.median_ms / kb[1].eager_ms, default=None)
+
+    @property
+    def sol_ms(self) -> float | None:
+        return sol_ms(self.eager, self.peaks, self.dtype)
+
+    def sol_fraction(self, runtime_ms: float | None) -> float | None:
+        """The share of the speed of light a time reaches."""
+        bound = self.sol_ms
+        return bound / runtime_ms if bound is not None and runtime_ms else None
+
+    def vs_compile(self, speedup: float | None) -> float | None:
+        """A speedup over eager, restated over the best torch.compile mode."""
+        best = self.best_compile
+        if speedup is None or best is None:
+            return None
+        return speedup * best[1].timing.median_ms / best[1].eager_ms
+
+
+def contexts_for(store: Store, results: list[EvalResult]) -> dict[str, ProblemContext]:
+    """The baselines and peaks stored for each problem of these results, on their device."""
+    found: dict[str, ProblemContext] = {}
+    for r in results:
+        if r.problem_sha256 in found:
+            continue
+        stored = store.baselines(r.problem_sha256, r.device_name, r.target, r.torch_version, r.dtype)
+        found[r.problem_sha256] = ProblemContext(
+            eager=stored.pop("eager", None), compiled=stored, dtype=r.dtype,
+            peaks=store.peaks(r.device_name, r.target, r.torch_version))
+    return found

@@ -1,0 +1,189 @@
+"""One job through its evaluation: a child process (started ahead of need, or now) checks and times the
+built candidate and reports what it measured (WorkerReport); the verdict and its flags are decided here, in
+the parent (plausibility.py). A failure before the candidate's code ran is the harness's (harness_error).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.config import Settings
+from harness.eval import gpu_load
+from harness.eval.build import (
+    BUILD_PROTOCOL,
+    build,
+    build_sha256,
+    extension_env,
+    harness_version,
+    torch_version,
+)
+from harness.eval.plausibility import plausibility_flags
+from harness.process import (
+    CANDIDATE_STARTS,
+    ChildOutcome,
+    EvalChild,
+    child_env,
+    tail,
+)
+from harness.protocol import WorkerReport, WorkerSpec
+from harness.types import (
+    HARNESS_ERROR,
+    Baseline,
+    BuildResult,
+    Candidate,
+    DeviceInfo,
+    EvalResult,
+    Peaks,
+    Problem,
+    merge_flags,
+)
+
+
+@dataclass(frozen=True)
+class Job:
+    problem: Problem
+    candidate: Candidate
+    flags: tuple[str, ...] = ()  # from the static rules, carried into the result
+
+
+def eval_env(device: DeviceInfo, settings: Settings) -> dict[str, str]:
+    return child_env({**extension_env(device, settings.cache_dir),
+                      "CUDA_VISIBLE_DEVICES": "" if device.index is None else str(device.index)})
+
+
+def result_for(job: Job, device: DeviceInfo, dtype: str, **fields) -> EvalResult:
+    """An EvalResult for this job on this device, with the given verdict fields."""
+    return EvalResult(problem_id=job.problem.id, problem_sha256=job.problem.sha256,
+                      candidate_path=job.candidate.path, candidate_sha256=job.candidate.sha256,
+                      target=device.target, device_name=device.name, torch_version=torch_version(), dtype=dtype,
+                      build_protocol=BUILD_PROTOCOL, harness_version=harness_version(), **fields)
+
+
+Rebaseline = Callable[[Problem, DeviceInfo], Baseline | None]
+
+
+def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, seed: int,
+                   baseline: Baseline | None = None, peaks: Peaks | None = None,
+                   rebaseline: Rebaseline | None = None, child: ReadyChild | None = None) -> EvalResult:
+    """Check and time one built candidate in a child process used for nothing else (`child`, started ahead
+    of need, or a new one); `baseline` is the reference measured clean, `peaks` the device's measured peaks,
+    `rebaseline` measures the reference clean again (plausibility.py).
+
+    A reference that looked slowed beside the candidate is evaluated once more, in a new child, before the
+    candidate is blamed: a neighbour the counters cannot see (another VM on the same cores) slows a stretch
+    of one evaluation, while a candidate that slows the reference does it again. The second verdict stands."""
+    result = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=child)
+    if "reference_slowed" not in result.flags:
+        return result
+    again = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=None)
+    return again.model_copy(update={"stages": {**again.stages, "slowed_eval": result.stages.get("eval", 0.0)}})
+
+
+def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, seed: int,
+                  baseline: Baseline | None, peaks: Peaks | None, rebaseline: Rebaseline | None,
+                  child: ReadyChild | None = None) -> EvalResult:
+    if build.status != "ok":
+        if child:
+            child.discard()
+        status = "compile_error" if build.status == "compile_error" else build.status
+        return result_for(job, device, settings.dtype, status=status, error=build.error, build=build, flags=job.flags)
+    child = child or ReadyChild(device, settings)
+    contention = gpu_load.check_for(device, settings.contention_wait_s)  # other processes on the GPU
+    try:
+        spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
+                          dtype=settings.dtype, seed=seed, trials=settings.trials, atol=job.problem.atol,
+                          rtol=job.problem.rtol, timing=settings.timing, result_path=str(child.work / "report.json"))
+        contention.before()  # waits (bounded) while another process computes on the GPU
+        outcome = child.run(spec.model_dump_json(), settings.eval_timeout_s)
+        contention.after()
+        log = (child.work / "eval.log").read_text(errors="replace")
+        report_path = child.work / "report.json"
+        started = CANDIDATE_STARTS in log  # before the candidate's code ran, nothing is the candidate's doing
+        if outcome.timed_out:
+            return result_for(job, device, settings.dtype, status="timeout" if started else HARNESS_ERROR,
+                              build=build,
+                              error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
+        if not report_path.is_file():
+            what = "" if started else "harness error: the evaluation "
+            return result_for(job, device, settings.dtype, status="runtime_error" if started else HARNESS_ERROR,
+                              build=build,
+                              error=f"{what}{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
+        report = WorkerReport.model_validate_json(report_path.read_text())
+    finally:
+        child.discard()
+    speedup = None
+    if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
+        speedup = report.ref_runtime.median_ms / report.runtime.median_ms
+    flags = plausibility_flags(report, device, dtype=settings.dtype,
+                               max_speedup=job.problem.max_speedup or settings.max_speedup, baseline=baseline,
+                               peaks=peaks, rebaseline=rebaseline and (lambda: rebaseline(job.problem, device)),
+                               gpu_contended=bool(contention.flags))
+    return result_for(job, device, settings.dtype, status=report.status, speedup=speedup, runtime=report.runtime,
+                      ref_runtime=report.ref_runtime, check=report.check, error=report.error,
+                      flags=merge_flags(job.flags, flags, contention.flags), build=build,
+                      stages={**report.stages, "eval": outcome.duration_s, **contention.stages})
+
+
+def harness_fault(
+    job: Job,
+    device: DeviceInfo,
+    settings: Settings,
+    doing: str,
+    exc: BaseException,
+    build_result: BuildResult | None = None,
+) -> EvalResult:
+    """The result of a job the harness itself failed (retried next run, counted nowhere)."""
+    return result_for(
+        job,
+        device,
+        settings.dtype,
+        status=HARNESS_ERROR,
+        build=build_result,
+        flags=job.flags,
+        error=f"harness error while {doing}: {type(exc).__name__}: {exc}",
+    )
+
+
+def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings) -> BuildResult:
+    """build(), with a failure of the harness's own (a full disk, a child that cannot start) as a
+    harness_error build instead of an exception that would end the whole run."""
+    try:
+        return build(
+            candidate,
+            device,
+            settings.cache_dir,
+            settings.build_timeout_s,
+            settings.max_jobs,
+            force=settings.force if settings.rebuild is None else settings.rebuild,
+        )
+    except Exception as exc:  # noqa: BLE001 - reported as the job's harness_error
+        return BuildResult(
+            status=HARNESS_ERROR,
+            build_sha256=build_sha256(candidate, device),
+            directory="",
+            duration_s=0.0,
+            log="",
+            error=f"harness error while building: {type(exc).__name__}: {exc}",
+        )
+
+
+class ReadyChild:
+    """An evaluation child started ahead of need, with a work directory of its own (process.EvalChild)."""
+
+    def __init__(self, device: DeviceInfo, settings: Settings):
+        self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
+        self.child = EvalChild(device.target, eval_env(device, settings), self.work)
+
+    def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
+        return self.child.run(spec_json, timeout_s)
+
+    def discard(self) -> None:
+        self.child.discard()
+        self.remove()
+
+    def remove(self) -> None:
+        shutil.rmtree(self.work, ignore_errors=True)

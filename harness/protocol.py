@@ -1,0 +1,175 @@
+"""What crosses the process boundary: the specs the parent hands its children and what they report back
+(JSON, validated on both sides). The evaluation child: WorkerSpec in, WorkerReport out; the baseline child:
+BaselineSpec; the gate child: GateSpec in, a GateObservation per problem out."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import ConfigDict, Field, model_validator
+
+from harness.types import CheckResult, Frozen, Status, Target, Timing, TimingSettings
+
+
+class WorkerReport(Frozen):
+    """What the evaluation child process reports to its parent (as JSON)."""
+
+    status: Status = Field(description="correct, incorrect or runtime_error (timeouts are the parent's call)")
+    check: CheckResult | None = Field(default=None, description="Correctness details, if checking ran")
+    runtime: Timing | None = Field(default=None, description="Candidate timing, if correct")
+    ref_runtime: Timing | None = Field(default=None, description="Reference timing, measured interleaved")
+    error: str | None = Field(default=None, description="Error message, or None")
+    converged: bool = Field(default=True, description="The timing reached its target precision before its budget "
+                                                       "ran out (False: the parent flags noisy_timing)")
+    device_name: str = Field(description="Device name as torch reports it")
+    torch_version: str = Field(description="torch.__version__ in the child")
+    stages: dict[str, float] = Field(default_factory=dict, description="Seconds spent in setup, check, time; cpu: "
+                                     "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: child/observe.py)")
+
+
+class WorkerSpec(Frozen):
+    """What the parent asks one evaluation child to do (written as JSON, path passed on argv)."""
+
+    problem_path: str = Field(description="Problem file to import")
+    build_dir: str = Field(description="Build directory holding candidate.py and manifest.json")
+    target: Target = Field(description="cuda or cpu")
+    dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
+    seed: int = Field(description="Secret per-run seed; trial seeds derive from it")
+    trials: int = Field(default=5, description="Correctness trials, each with fresh inputs")
+    atol: float | None = Field(default=None, description="Problem's absolute tolerance override")
+    rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
+    timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
+    result_path: str = Field(description="Where the child writes its WorkerReport JSON")
+
+
+class ProblemRef(Frozen):
+    """A problem as the parent hands it to a child (gate, baseline): the file to import and its tolerances."""
+
+    id: str = Field(description="Problem id, echoed in the child's result lines")
+    path: str = Field(description="Problem file to import")
+    atol: float | None = Field(default=None, description="Problem's absolute tolerance override")
+    rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
+
+
+class BaselineItem(ProblemRef):
+    """A problem whose baselines the baseline child measures, and which kinds of them."""
+
+    kinds: tuple[str, ...] = Field(description="Kinds from BASELINE_KINDS to measure (eager is always timed)")
+
+
+class BaselineSpec(Frozen):
+    """What the parent asks a clean child to measure: the reference alone (and compiled), per problem."""
+
+    mode: Literal["baselines", "peaks", "copy"] = Field(default="baselines", description="Time the problems' "
+                                                        "references, measure the device's peaks, or only its copy")
+    problems: tuple[BaselineItem, ...] = Field(default=(), description="The problems, measured in turn")
+    target: Target = Field(description="cuda or cpu")
+    dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
+    seed: int = Field(description="Secret seed for the inputs")
+    timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
+    results_path: str = Field(description="JSON lines: {start: id} before each problem, then {id, baselines}")
+
+
+class GateSpec(Frozen):
+    """What the parent asks a gate child to observe (written as JSON, path passed on argv)."""
+
+    mode: Literal["static", "full"] = Field(description="static: on the meta device; full: on the target too")
+    target: Target = Field(description="Device of the full gate: cuda or cpu")
+    problems: tuple[ProblemRef, ...] = Field(description="The problems, observed in turn")
+    results_path: str = Field(description="JSON lines: {start: id} before each problem, then {id, observation} "
+                                          "(a GateObservation) or {id, error}")
+
+
+class TensorShape(Frozen):
+    """Shape and dtype of one tensor."""
+
+    shape: tuple[int, ...] = Field(description="Sizes")
+    dtype: str = Field(description="torch dtype without the 'torch.' prefix, e.g. float32")
+
+
+class ShapeFacts(Frozen):
+    """The tensors of one forward of a problem (float32): what is known without timing anything."""
+
+    outputs: tuple[TensorShape, ...] = Field(description="Each output tensor")
+    inputs: tuple[TensorShape, ...] = Field(description="Each tensor among the forward inputs")
+    input_bytes: int = Field(description="Bytes of the forward inputs")
+    param_bytes: int = Field(description="Bytes of the Model's parameters and buffers")
+    output_bytes: int = Field(description="Bytes of the outputs")
+    output_is_plain: bool = Field(description="forward returned no tensor subclass")
+
+
+class TensorComparison(Frozen):
+    """One output compared with another within a tolerance (check.compare_tensor's verdict)."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")  # errors can be inf or nan
+
+    ok: bool = Field(description="Every element within tolerance")
+    mismatch_fraction: float = Field(description="Share of elements outside tolerance (0 when shapes differ)")
+    message: str | None = Field(default=None, description="What differs, or None")
+    max_abs_err: float | None = Field(default=None, description="Largest |a - b|")
+    max_rel_err: float | None = Field(default=None, description="Largest |a - b| / max(|b|, atol)")
+
+
+FLOATING_STATS = ("constant", "nonfinite", "near_zero_fraction", "mean", "mean_abs", "std", "min", "max",
+                  "constant_passes")
+
+
+class OutputStats(Frozen):
+    """One reference output's values, for the degeneracy checks: numel alone for an empty output; numel,
+    floating and constant for an integer or bool one; everything for a floating one (over finite values)."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")  # min and max are +-inf when no value is finite
+
+    numel: int = Field(description="Elements")
+    floating: bool | None = Field(default=None, description="A floating-point output; None when empty")
+    constant: bool | None = Field(default=None, description="Every element has the same value")
+    nonfinite: int | None = Field(default=None, description="NaN and Inf elements")
+    near_zero_fraction: float | None = Field(default=None, description="Share of elements within atol of 0")
+    mean: float | None = Field(default=None, description="Mean")
+    mean_abs: float | None = Field(default=None, description="Mean of |x|")
+    std: float | None = Field(default=None, description="Standard deviation")
+    min: float | None = Field(default=None, description="Smallest value")
+    max: float | None = Field(default=None, description="Largest value")
+    constant_passes: bool | None = Field(default=None, description="A tensor filled with the mean would pass "
+                                                                   "the correctness check")
+
+    @model_validator(mode="after")
+    def _complete(self) -> OutputStats:
+        needed = FLOATING_STATS if self.floating else ("constant",) if self.floating is False else ()
+        missing = [name for name in needed if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"{'a floating' if self.floating else 'an integer'} output's stats lack "
+                             f"{', '.join(missing)}")
+        return self
+
+
+class FullObservation(Frozen):
+    """What the full gate measures of a reference on the target device, with the problem's tolerances."""
+
+    atol: float = Field(description="Absolute tolerance the comparisons used")
+    rtol: float = Field(description="Relative tolerance the comparisons used")
+    eager_ms: float = Field(description="Median time of the eager reference (a size check, not a benchmark)")
+    peak_memory_bytes: int = Field(description="Peak device memory of an evaluation (measured on cuda, "
+                                               "estimated from tensor sizes on cpu)")
+    deterministic: tuple[TensorComparison, ...] = Field(description="Per output: a second run with the same "
+                                                                    "seed against the first")
+    seed_variation: tuple[TensorComparison, ...] = Field(description="Per output: a run with another seed "
+                                                                     "against the first")
+    stats: tuple[OutputStats, ...] = Field(description="Per output: its values")
+    precision: tuple[TensorComparison, ...] = Field(default=(), description="Per floating output: the fp32 "
+                                                    "reference against float64, within half the tolerance")
+    precision_error: str | None = Field(default=None, description="Why the float64 run failed (no precision)")
+
+
+class GateObservation(Frozen):
+    """What the gate child observed of one problem (one that failed is an {id, error} line instead)."""
+
+    init_inputs: int = Field(description="Values get_init_inputs() returns")
+    shapes: ShapeFacts | None = Field(default=None, description="From a forward on the meta device, else (full "
+                                                                "gate) on the target; None if neither ran")
+    flops: int | None = Field(default=None, description="FLOPs of one forward, as torch's FLOP counter counts")
+    meta_error: str | None = Field(default=None, description="Why the meta-device forward failed")
+    flop_count_error: str | None = Field(default=None, description="Why the FLOP counter failed on the target "
+                                                                   "(full gate, after a meta_error)")
+    full: FullObservation | None = Field(default=None, description="The full gate's measurements; None in "
+                                                                   "the static gate")
