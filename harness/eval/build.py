@@ -1,10 +1,7 @@
-"""Builds: every distinct candidate source is imported once, in a child process, in its own
-directory keyed by a hash, with the compiler's full output captured.
-
-The candidate calls `load_inline` (or `load`) at import. In the build child those functions are
-wrapped so each call builds under `<build dir>/ext<i>_<name>/` (so two candidates that both name
-their extension "reverse_cumsum" never collide) and is recorded in `manifest.json`; in the
-evaluation child the same wrapper imports the recorded `.so` directly, without ninja or locks.
+"""Builds, the parent's side: every distinct candidate source is built once, by a build child
+(child/loader.py), in its own directory keyed by a hash of the source and the machine, with the compiler's
+full output captured; the verdict (ok, compile_error, timeout, harness_error) and its log are kept in the
+directory, so a later run reuses them. Also the compiler-log excerpts shown to people and to the model.
 """
 
 from __future__ import annotations
