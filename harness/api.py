@@ -32,6 +32,7 @@ from typing import Literal
 
 from harness.config import Settings, load_settings
 from harness.device import discover
+from harness.eval import confine
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import SOLUTIONS_DIR, default_run_name, evaluate
@@ -160,12 +161,13 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
     """Ask the model for every selected problem and sample, build, check and time each answer, feed the
     result back for `turns` turns, store every turn; the run's leaderboard comes back in `board`.
     `mode="generate"` only asks (one turn, nothing evaluated). `fields` are RunRequest's, for short calls.
-    Raises RunError (and ProblemError, ProviderConfigError) before anything is asked."""
+    Raises RunError (and ProblemError, ProviderConfigError, SandboxUnavailable) before anything is asked."""
     request = request or RunRequest(**fields)
     settings = settings or load_settings()
     connection = connection or Connection()
     events = events or RunEvents()
     device = discover(target)
+    confine.require(settings)  # a machine that refuses the sandbox fails here, before anything is asked
     if request.name and not RUN_NAME.match(request.name):
         raise RunError(f"bad run name {request.name!r}: use letters, digits, '.', '_' and '-' (it names a folder)")
     with Store(settings.db) as store:

@@ -64,6 +64,10 @@ class Settings(Frozen):
     contention_wait_s: float = Field(default=30.0, ge=0, description="On a GPU, wait at most this long for other "
                                      "processes' work on it to stop before timing; if it goes on, or shows during "
                                      "the evaluation, the result is flagged contended and not counted")
+    sandbox: Literal["on", "off"] = Field(default="on", description="on: every build and evaluation child runs "
+                                          "in a sandbox (harness/sandbox.py: a read-only file tree but for its own "
+                                          "scratch directory, no network, its own process tree); off: without one, "
+                                          "and its results are flagged unsandboxed")
     static_rules: bool = Field(default=True, description="Apply the static integrity rules; off only to test "
                                                          "the runtime defenses on their own")
     problems_dir: Path | None = Field(default=None, description="Problem root (None: the problem set shipped "
@@ -97,14 +101,14 @@ ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_T
        "HARNESS_TIMING_BUDGET": "timing.budget_s", "HARNESS_FORCE": "force", "HARNESS_REBUILD": "rebuild",
        "HARNESS_MAX_SPEEDUP": "max_speedup", "HARNESS_COMPILE_BASELINES": "compile_baselines",
        "HARNESS_CONTENTION_WAIT": "contention_wait_s", "HARNESS_PROBLEMS_DIR": "problems_dir",
-       "HARNESS_SOLUTIONS_DIR": "solutions_dir"}
+       "HARNESS_SOLUTIONS_DIR": "solutions_dir", "HARNESS_SANDBOX": "sandbox"}
 # Setting -> its command-line flag, where it has one (the commands that take it: README, `harness CMD --help`).
 FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials", "build_timeout_s": "--build-timeout",
          "eval_timeout_s": "--eval-timeout", "build_workers": "--build-workers", "gpus": "--gpus",
          "executor": "--executor", "ray_address": "--ray-address", "timing.budget_s": "--timing-budget",
          "force": "--force", "max_speedup": "--max-speedup", "compile_baselines": "--compile-baselines",
          "contention_wait_s": "--contention-wait", "problems_dir": "--problems-dir",
-         "solutions_dir": "--solutions-dir"}
+         "solutions_dir": "--solutions-dir", "sandbox": "--sandbox"}
 # Settable only by code (load_settings(static_rules=False), Settings(...)): switching the integrity rules off is
 # for testing the runtime defenses, never something a config file or a stray variable should do.
 INTERNAL = frozenset({"static_rules"})

@@ -1,5 +1,6 @@
 """Fresh child processes for untrusted code: no secrets in the environment, own process group,
-killed with that group on timeout, output captured to a log file."""
+killed with that group on timeout, output captured to a log file; in a sandbox (sandbox.py) where the caller
+gives a policy."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import sandbox
+
 # Printed by a child (build or evaluation) just before the candidate's code first runs: what fails before it is
 # the harness's or the machine's doing, never the candidate's (harness_error).
 CANDIDATE_STARTS = "harness: the candidate's code starts here"
@@ -28,6 +31,13 @@ MANIFEST_FILE = "manifest.json"
 RESULT_FILE = "build.json"
 LOG_FILE = "build.log"
 PCH_RETRY = "harness: the build with the precompiled torch/extension.h failed; building again without it"
+# The shared precompiled headers (child/pch.py makes them): one directory per key. A sandboxed build child may not
+# write there; it appends what it needs to its build directory's PCH_REQUESTS, and the parent has each made by a
+# child of its own (`python -m harness.child pch DIR`, DIR/PCH_COMMAND the command; eval/pch_maker.py).
+PCH_DIR_ENV = "HARNESS_PCH_DIR"
+PCH_REQUESTS = "pch-requests.jsonl"
+PCH_REQUESTS_ENV = "HARNESS_PCH_REQUESTS"
+PCH_COMMAND = "command.json"
 NO_GPU_HINT = (
     "note: the build step imports the candidate with no GPU visible; create CUDA tensors in "
     "__init__ or forward, not at module level"
@@ -41,6 +51,14 @@ _running: set[int] = set()  # process groups of children still running, for kill
 # Every child started, newest last: the GPU contention check (gpu_load.py) tells our processes from others' by
 # these, including children that have exited since they used the GPU.
 started: deque[int] = deque(maxlen=4096)
+
+
+def pch_root() -> Path:
+    """Shared by every results directory: a PCH depends only on its key (~0.8 GB each, one per flag set)."""
+    if os.environ.get(PCH_DIR_ENV):
+        return Path(os.environ[PCH_DIR_ENV])
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "kernel-harness" / "pch"
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -71,6 +89,12 @@ class ChildOutcome:
         return f"child process exited with status {self.returncode}"
 
 
+def child_argv(args: list[str], policy: sandbox.Policy | None) -> list[str]:
+    """`python -m harness.child ARGS...`, behind the sandbox's launcher when there is a policy."""
+    argv = [*CHILD, *args]
+    return sandbox.command(policy, argv) if policy else argv
+
+
 def kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -79,12 +103,12 @@ def kill_group(pid: int) -> None:
 
 
 def run_child(args: list[str], *, env: dict[str, str], timeout_s: float, log_path: Path,
-              cwd: Path | None = None) -> ChildOutcome:
+              cwd: Path | None = None, policy: sandbox.Policy | None = None) -> ChildOutcome:
     """Run `python -m harness.child ARGS...` in a new process group; stdout+stderr go to log_path."""
     start = time.monotonic()
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [*CHILD, *args],
+            child_argv(args, policy),
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             env=env, cwd=cwd, start_new_session=True,
         )
@@ -121,10 +145,10 @@ class EvalChild:
     the device, then waits for one spec (a JSON line) on stdin, evaluates it and exits. Used once, like any
     child."""
 
-    def __init__(self, target: str, env: dict[str, str], work: Path):
+    def __init__(self, target: str, env: dict[str, str], work: Path, policy: sandbox.Policy | None = None):
         self.work = work
         with open(work / "eval.log", "wb") as log:
-            self.proc = subprocess.Popen([*CHILD, "serve", target],
+            self.proc = subprocess.Popen(child_argv(["serve", target], policy),
                                          stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env,
                                          cwd=work, start_new_session=True)
         _running.add(self.proc.pid)
@@ -159,6 +183,24 @@ def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text)
     tmp.replace(path)
+
+
+LOG_LIMIT = 1 << 20  # what is kept of a child's log (a candidate may print gigabytes)
+
+
+def read_log(path: Path, limit: int = LOG_LIMIT) -> str:
+    """A child's log, at most `limit` bytes of it: its head (the harness's own first lines) and its tail (the
+    compiler's errors, the traceback), the middle cut with a note saying how much."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size <= limit:
+            return f.read().decode(errors="replace")
+        head = f.read(limit // 16)
+        f.seek(size - (limit - len(head)))
+        end = f.read()
+    cut = size - len(head) - len(end)
+    note = f"\n[... harness: {cut} bytes of this log cut ...]\n"
+    return head.decode(errors="replace") + note + end.decode(errors="replace")
 
 
 def tail(text: str, lines: int = 30) -> str:

@@ -1,5 +1,6 @@
 """A sandbox for child processes, built from Linux namespaces with the kernel's own calls (ctypes; no bubblewrap,
-nothing to install). A prototype: nothing uses it yet.
+nothing to install). Every child that runs a candidate's code goes through it (process.child_argv; the policy of
+each is decided in eval/confine.py).
 
 How: `command(policy, argv)` puts a launcher in front of a child's command line: this very file, run by
 `python -I -S -c` (stdlib only, no harness package: fast, and deaf to the child's PYTHON* variables), which

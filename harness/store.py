@@ -221,16 +221,17 @@ class Store:
         return Peaks.model_validate_json(row[0]) if row else None
 
     def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str,
-             build_protocol: int) -> tuple[int, EvalResult] | None:
+             build_protocol: int, sandboxed: bool = True) -> tuple[int, EvalResult] | None:
         """The latest reusable evaluation of this candidate on this problem and device, under the current
         evaluation protocol and build recipe (timeouts, harness errors and results timed on a contended device
-        are retried)."""
+        are retried; a sandboxed run takes no result of an unsandboxed one)."""
+        unsandboxed = "AND e.flags NOT LIKE '%\"unsandboxed\"%' " if sandboxed else ""
         row = self.db.execute(
             "SELECT e.id, e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
             "WHERE e.candidate_sha256 = ? AND e.problem_sha256 = ? AND e.device_name = ? AND e.target = ? "
             "AND e.protocol_version = ? AND json_extract(e.result_json, '$.build_protocol') = ? "
             "AND e.status NOT IN ('timeout', 'harness_error') AND e.flags NOT LIKE '%\"contended\"%' "
-            "ORDER BY e.id DESC LIMIT 1",
+            f"{unsandboxed}ORDER BY e.id DESC LIMIT 1",
             (candidate_sha256, problem_sha256, device_name, target, PROTOCOL_VERSION, build_protocol)).fetchone()
         return (row[0], self._load(row[1], row[2])) if row else None
 

@@ -4,6 +4,7 @@
   serve TARGET     started ahead of need: import torch, ready the device, then read one WorkerSpec (a JSON
                    line) from stdin, check the built candidate against the reference and time both
                    (evaluate.py)
+  pch DIR          make the precompiled torch/extension.h a build asked for, in DIR (pch.py)
   gate SPEC        observe problem files for the quality gate (gate.py)
   baseline SPEC    time references in clean processes, and the device's peaks (baseline.py)
 
@@ -23,6 +24,11 @@ def main(argv: list[str]) -> int:
     if job == "serve" and len(args) == 1:
         from harness.child.evaluate import main as run
         return run(argv)
+    if job == "pch" and len(args) == 1:
+        from pathlib import Path
+
+        from harness.child.pch import make_main
+        return make_main(Path(args[0]))
     if job == "gate" and len(args) == 1:
         from harness.child.gate import main as run
         return run(args)

@@ -103,7 +103,7 @@ class Evaluation:
             self.reference = construct(self.problem.Model, self.init_inputs, self.device, self.dtype, init_seed)
         # before the candidate's code runs at all; this module and its class are watched too
         self.guard = Guard(also={__name__: sys.modules[__name__], f"{__name__}.Evaluation": Evaluation})
-        install_extension_loader(Path(self.spec.build_dir), "load")
+        install_extension_loader(Path(self.spec.build_dir), "load", scratch=Path(self.spec.result_path).parent)
         candidate_starts()
         with failing_as("constructing ModelNew failed"):
             module = import_candidate(Path(self.spec.build_dir))

@@ -51,12 +51,14 @@ def build_main(directory: Path) -> int:
     return 0
 
 
-def install_extension_loader(directory: Path, mode: Literal["build", "load"]) -> list[dict]:
+def install_extension_loader(directory: Path, mode: Literal["build", "load"],
+                             scratch: Path | None = None) -> list[dict]:
     """Wrap torch's load_inline / load for the candidate about to be imported from `directory`.
 
     Returns the manifest list; in build mode the caller writes it once the import has completed. A call
     that builds in load mode (one made in `__init__` or `forward`, which the build child never runs) builds
-    there, and an exception it raises is marked as a build failure (`is_build_failure`).
+    in `scratch` (the evaluation's own directory: the build directory is read-only to it), and an exception it
+    raises is marked as a build failure (`is_build_failure`).
     """
     import inspect
 
@@ -77,8 +79,9 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"]) ->
                 entry = manifest[index]
                 if Path(entry["file"]).is_file():
                     return cpp_ext._import_module_from_library(entry["module"], entry["dir"], entry["is_python_module"])
-            target = directory / f"ext{index}_{re.sub(r'[^A-Za-z0-9_]', '_', name)[:64]}"
-            target.mkdir(exist_ok=True)
+            home = directory if mode == "build" else scratch or directory
+            target = home / f"ext{index}_{re.sub(r'[^A-Za-z0-9_]', '_', name)[:64]}"
+            target.mkdir(parents=True, exist_ok=True)
             given = bound.arguments.get("build_directory")
             bound.arguments["build_directory"] = str(target)
             bound.arguments["verbose"] = mode == "build"  # compiler output goes to the build log

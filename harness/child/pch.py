@@ -11,8 +11,14 @@ version installed: 2.11 compiles with -std=c++17, 2.13 with -std=c++20), one dir
                           second `#include <torch/extension.h>` (a candidate's own, after torch's implicit
                           one) must find the plain header in the same directory, where `#pragma once` skips it
 
+A build child never writes them: a PCH made in a process that runs a candidate's code could carry that code
+into every later build with the same flags. It asks (`request`, a line in its build directory's
+pch-requests.jsonl), builds without, and after it the parent has the PCH made by `python -m harness.child pch
+DIR` (`make_main`), sandboxed to that key's directory, for the next build with those flags.
+
 The PCH only saves time: the build child builds again without it when a build with it fails, and a PCH
-whose build failed where the build without it worked is retired (`retire`) for every later build.
+whose build failed where the build without it worked is retired (`retire`, also on request) for every later
+build.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import inspect
+import json
 import os
 import re
 import shlex
@@ -29,9 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.process import write_atomic
+from harness.process import PCH_COMMAND, PCH_REQUESTS_ENV, append_line, pch_root, write_atomic
 
-PCH_DIR_ENV = "HARNESS_PCH_DIR"
 HEADER = Path("torch") / "extension.h"
 PCH_FILE = HEADER.with_name(HEADER.name + ".gch")
 PCH_FAILED = "failed.log"
@@ -40,7 +46,8 @@ RECIPE = 2  # in every key: directories of an older recipe (no header link, gues
 
 def precompiled_header_dir(cpp_ext, arguments: dict) -> Path | None:
     """A directory holding a PCH made with this load_inline call's exact flags, or None where the call's
-    main.cpp would not start with torch/extension.h or the header cannot be precompiled for it."""
+    main.cpp would not start with torch/extension.h, the header cannot be precompiled for it, or its PCH is not
+    made yet (then asked for)."""
     if arguments.get("use_pch") is True:
         return None
     if arguments.get("no_implicit_headers") and not starts_with_extension_h(arguments.get("cpp_sources")):
@@ -55,7 +62,13 @@ def precompiled_header_dir(cpp_ext, arguments: dict) -> Path | None:
     if command is None:
         return None
     directory = pch_root() / _key(command)
-    return directory if _ensure_pch(directory, command, header) else None
+    if (directory / PCH_FILE).is_file() and not (directory / PCH_FAILED).is_file():
+        return directory
+    if not (directory / PCH_FAILED).is_file():
+        request({"make": directory.name, "command": command})
+        print("harness: no precompiled torch/extension.h for these flags yet; building without it (it is made "
+              "after this build, for the next)", file=sys.stderr)
+    return None
 
 
 def starts_with_extension_h(cpp_sources) -> bool:
@@ -67,14 +80,6 @@ def starts_with_extension_h(cpp_sources) -> bool:
         if line and not line.startswith("//"):
             return re.fullmatch(r"#\s*include\s*<torch/extension\.h>", line) is not None
     return False
-
-
-def pch_root() -> Path:
-    """Shared by every results directory: a PCH depends only on its key (~0.8 GB each, one per flag set)."""
-    if os.environ.get(PCH_DIR_ENV):
-        return Path(os.environ[PCH_DIR_ENV])
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "kernel-harness" / "pch"
 
 
 def _precompile_command(cpp_ext, arguments: dict, header: Path) -> list[str] | None:
@@ -131,9 +136,35 @@ def _key(command: list[str]) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
-def _ensure_pch(directory: Path, command: list[str], header: Path) -> bool:
-    """Build the PCH once per key. A builder that finds another one making it builds without it rather
-    than wait (making it takes longer than a build saves)."""
+def request(record: dict) -> None:
+    """Ask the parent for a PCH to be made or retired after this build (a build child may not write them)."""
+    path = os.environ.get(PCH_REQUESTS_ENV)
+    if path:
+        append_line(Path(path), record)
+
+
+def retire(directory: Path, why: str) -> None:
+    """Never use this PCH again: a build failed with it and worked without it."""
+    request({"retire": directory.name, "why": why})
+    print(f"harness: retiring the precompiled header in {directory}: {why}", file=sys.stderr)
+
+
+def make_main(directory: Path) -> int:
+    """`pch DIR`: make the PCH of DIR/command.json in DIR, whose name must be that command's key (a child of
+    its own, sandboxed to DIR: the command's flags are a candidate's). 0 made or there already, 1 not."""
+    import torch
+
+    command = json.loads((directory / PCH_COMMAND).read_text())
+    header = Path(torch.__file__).parent / "include" / HEADER
+    if not (isinstance(command, list) and all(isinstance(a, str) for a in command) and command[-1:] == [str(header)]
+            and _key(command) == directory.name):
+        print(f"harness: {directory / PCH_COMMAND} is not the command of its key", file=sys.stderr)
+        return 1
+    return 0 if _make_pch(directory, command, header) else 1
+
+
+def _make_pch(directory: Path, command: list[str], header: Path) -> bool:
+    """Build the PCH once per key (another maker holding the lock is left to it)."""
     pch, failed = directory / PCH_FILE, directory / PCH_FAILED
     if failed.is_file() or pch.is_file():
         return not failed.is_file()
@@ -158,12 +189,5 @@ def _ensure_pch(directory: Path, command: list[str], header: Path) -> bool:
             return True
         partial.unlink(missing_ok=True)
         write_atomic(failed, f"$ {shlex.join(command)}\n{compiled.stdout}{compiled.stderr}")
-        print(f"harness: torch/extension.h does not precompile with these flags (see {failed}); "
-              "building without it", file=sys.stderr)
+        print(f"harness: torch/extension.h does not precompile with these flags (see {failed})", file=sys.stderr)
         return False
-
-
-def retire(directory: Path, why: str) -> None:
-    """Never use this PCH again: a build failed with it and worked without it."""
-    write_atomic(directory / PCH_FAILED, why)
-    print(f"harness: retired the precompiled header in {directory}: {why}", file=sys.stderr)

@@ -30,7 +30,7 @@ def cmd_bench(args) -> int:
                          f"(choose from {', '.join(SHAPES[device.target])})")
     results_dir = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="harness-bench-"))
     settings = load_settings(config_file=args.config, results_dir=results_dir, db_path=None, force=True, rebuild=False,
-                             build_workers=args.build_workers,
+                             build_workers=args.build_workers, sandbox=args.sandbox,
                              timing={"budget_s": args.timing_budget})
     bench = Bench(device, settings, args.problem)
     passes: list[Measurement] = []
@@ -143,6 +143,8 @@ def add_parser(sub) -> None:
     bench.add_argument("--build-workers", type=positive(int), metavar="N", help="parallel builds (default: CPUs)")
     bench.add_argument("--timing-budget", type=positive(float), metavar="S",
                        help="seconds of timing per candidate (default 5, as in evaluations)")
+    bench.add_argument("--sandbox", choices=("on", "off"),
+                       help="on (default): builds and evaluations in the sandbox, as `harness eval` runs them")
     bench.add_argument("--results-dir", metavar="DIR", help="keep everything here instead of a temporary directory")
     bench.add_argument("--keep", action="store_true", help="keep the temporary results directory")
     config_option(bench)

@@ -24,11 +24,12 @@ from harness.facts import FactsError
 from harness.llm.prompts import PromptError
 from harness.llm.providers import ProviderConfigError, ProviderError
 from harness.problems.index import ProblemError
+from harness.sandbox import SandboxUnavailable
 from harness.store import StoreError
 
 # Bad input, named and explained: exit status 2, nothing half-written.
 USAGE_ERRORS = (UsageError, SettingsError, RunError, ProblemError, CandidateError, DeviceError, StoreError,
-                PromptError, FactsError, ProviderConfigError, RayUnavailable)
+                PromptError, FactsError, ProviderConfigError, RayUnavailable, SandboxUnavailable)
 
 
 def build_parser() -> argparse.ArgumentParser:

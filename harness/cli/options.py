@@ -67,6 +67,10 @@ def eval_options(problems: argparse.ArgumentParser, store: argparse.ArgumentPars
         help="before timing on a GPU, wait at most S seconds for other processes computing on it "
              "to stop (default 30; 0: never wait); work of other processes before (after the "
              "wait) or during an evaluation flags its result contended, and it is not counted")
+    add("--sandbox", choices=("on", "off"),
+        help="on (default): every build and evaluation child runs in a sandbox (read-only files but "
+             "its own scratch directory, no network, no way out of its process tree); off: without "
+             "one, where the kernel refuses it; such results are flagged unsandboxed")
     add("--max-speedup", type=positive(float), metavar="X",
         help="flag speedups over eager above this as implausible_speedup; flagged results are not counted (default 10)")
     return opts
@@ -81,5 +85,5 @@ def settings_from(args: argparse.Namespace) -> Settings:
                          build_workers=args.build_workers, gpus=args.gpus, force=args.force or None,
                          executor=args.executor, ray_address=args.ray_address,
                          max_speedup=args.max_speedup, compile_baselines=args.compile_baselines or None,
-                         contention_wait_s=args.contention_wait,
+                         contention_wait_s=args.contention_wait, sandbox=args.sandbox,
                          timing={"budget_s": args.timing_budget})

@@ -80,7 +80,8 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
 
     compile_kinds = sum(1 for k in kinds if BASELINE_KINDS[k])
     run_each(list(missing), job="baseline", write_spec=write_spec,
-             env={**eval_env(device, settings), "TORCHINDUCTOR_CACHE_DIR": str(settings.cache_dir / "inductor")},
+             env={**eval_env(device, settings.cache_dir),
+                  "TORCHINDUCTOR_CACHE_DIR": str(settings.cache_dir / "inductor")},
              log_dir=settings.cache_dir / "baselines", log_name="baselines",
              timeout_s=CHILD_SLACK_S + settings.timing.budget_s * len(kinds) + COMPILE_ALLOWANCE_S * compile_kinds,
              timeout_hint="measuring this problem's baselines", on_result=on_result)
@@ -100,7 +101,7 @@ def device_peaks(device: DeviceInfo, settings: Settings, store: Store, *, force:
         spec.write_text(BaselineSpec(mode="copy" if again else "peaks", target=device.target, seed=0,
                                      results_path=str(results)).model_dump_json())
 
-    run_each(["peaks"], job="baseline", write_spec=write_spec, env=eval_env(device, settings),
+    run_each(["peaks"], job="baseline", write_spec=write_spec, env=eval_env(device, settings.cache_dir),
              log_dir=settings.cache_dir / "baselines", log_name="peaks", timeout_s=PEAKS_TIMEOUT_S,
              timeout_hint="measuring the device's peaks", on_result=lambda _id, record, _s: found.update(record))
     if "peaks" not in found:

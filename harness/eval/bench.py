@@ -24,6 +24,7 @@ from harness.device import devices_like
 from harness.eval.baseline import device_peaks, measure_baselines
 from harness.eval.build import build
 from harness.eval.candidate import candidate_from_source
+from harness.eval.confine import confinement
 from harness.eval.evaluation import Job, evaluate_built
 from harness.eval.pipeline import evaluate
 from harness.problems.index import resolve
@@ -241,7 +242,7 @@ class Bench:
         for shape in shapes:
             for job in self.jobs(shape, 1, "warm-up"):
                 build(job.candidate, self.device, self.settings.cache_dir, self.settings.build_timeout_s,
-                      self.settings.max_jobs)
+                      self.settings.max_jobs, confinement=confinement(self.settings))
         return time.monotonic() - start
 
     def jobs(self, shape: str, n: int, part: str) -> list[Job]:
@@ -262,7 +263,7 @@ class Bench:
         results = []
         for job in jobs:
             built = build(job.candidate, self.device, self.settings.cache_dir, self.settings.build_timeout_s,
-                          self.settings.max_jobs)
+                          self.settings.max_jobs, confinement=confinement(self.settings))
             result = evaluate_built(job, built, self.device, self.settings, secrets.randbits(63))
             result = result.model_copy(update={"stages": {"build": built.duration_s, **result.stages}})
             results.append(result)

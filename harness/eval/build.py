@@ -17,6 +17,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from harness.eval.confine import Confinement
+from harness.eval.pch_maker import make_requested_pchs
 from harness.process import (
     CANDIDATE_FILE,
     CANDIDATE_STARTS,
@@ -24,16 +26,21 @@ from harness.process import (
     LOG_FILE,
     MANIFEST_FILE,
     NO_GPU_HINT,
+    PCH_REQUESTS,
+    PCH_REQUESTS_ENV,
     PCH_RETRY,
     RESULT_FILE,
     child_env,
+    read_log,
     run_child,
     tail,
     write_atomic,
 )
 from harness.types import BuildResult, Candidate, DeviceInfo
 
-BUILD_PROTOCOL = 2  # 2: a PCH keyed by torch's own flags, with the header beside it; harness_error
+# 2: a PCH keyed by torch's own flags, with the header beside it; harness_error. 3: builds in a sandbox (or keyed
+# apart without one), PCHs made by a child of their own, extensions built at evaluation time in its own directory
+BUILD_PROTOCOL = 3
 
 
 @functools.lru_cache(maxsize=1)
@@ -52,24 +59,27 @@ def harness_version() -> str:
         return "unknown"
 
 
-def build_sha256(candidate: Candidate, device: DeviceInfo) -> str:
-    """What makes a built extension reusable: the source and everything it was compiled against."""
+def build_sha256(candidate: Candidate, device: DeviceInfo, sandboxed: bool = True) -> str:
+    """What makes a built extension reusable: the source and everything it was compiled against. A build made
+    without the sandbox is kept apart: a candidate built beside it could have written into it."""
     parts = [f"build-protocol={BUILD_PROTOCOL}", f"target={device.target}", f"arch={device.arch}",
              f"torch={torch_version()}", f"python={sys.version_info[:2]}", f"machine={platform.machine()}",
-             candidate.sha256]
+             candidate.sha256, *([] if sandboxed else ["sandbox=off"])]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def extension_env(device: DeviceInfo, cache_dir: Path) -> dict[str, str]:
-    """What every child that may touch load_inline needs: a cache of ours and the pinned CUDA arch."""
-    extra = {"TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions")}
+def extension_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
+    """What every child that may touch load_inline needs: torch's extension directory in its own scratch
+    directory (the loader builds elsewhere; this is for what calls torch directly) and the pinned CUDA arch."""
+    extra = {"TORCH_EXTENSIONS_DIR": str(scratch / "torch_extensions")}
     if device.arch:
         extra["TORCH_CUDA_ARCH_LIST"] = device.arch
     return extra
 
 
-def build_env(device: DeviceInfo, cache_dir: Path, max_jobs: int) -> dict[str, str]:
-    extra = {**extension_env(device, cache_dir), "MAX_JOBS": str(max_jobs)}
+def build_env(device: DeviceInfo, directory: Path, max_jobs: int) -> dict[str, str]:
+    extra = {**extension_env(device, directory), "MAX_JOBS": str(max_jobs),
+             PCH_REQUESTS_ENV: str(directory / PCH_REQUESTS)}
     if device.target == "cuda":
         extra["CUDA_VISIBLE_DEVICES"] = ""  # no GPU for the builder: builds run beside evaluations
     return child_env(extra)
@@ -136,10 +146,11 @@ def _exclusive(path: Path):
 
 
 def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: float = 600.0,
-          max_jobs: int = 2, force: bool = False) -> BuildResult:
+          max_jobs: int = 2, force: bool = False, confinement: Confinement | None = None) -> BuildResult:
     """Build `candidate` (import it once) unless the same key was built before, here or elsewhere;
-    `force` builds again from an empty directory."""
-    key = build_sha256(candidate, device)
+    `force` builds again from an empty directory. With a `confinement`, the build child is sandboxed: it may
+    write its build directory alone, and the precompiled headers it asks for are made after it (pch.py)."""
+    key = build_sha256(candidate, device, sandboxed=confinement is not None)
     directory = (cache_dir / "builds" / key[:32]).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     with _exclusive(directory / ".harness-lock"):
@@ -152,9 +163,11 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
         (directory / CANDIDATE_FILE).write_text(candidate.source)
         log_path = directory / LOG_FILE
-        outcome = run_child(["build", str(directory)], env=build_env(device, cache_dir, max_jobs),
-                            timeout_s=timeout_s, log_path=log_path, cwd=directory)
-        log = log_path.read_text(errors="replace")
+        outcome = run_child(["build", str(directory)], env=build_env(device, directory, max_jobs),
+                            timeout_s=timeout_s, log_path=log_path, cwd=directory,
+                            policy=confinement and confinement.policy(directory))
+        log = read_log(log_path)
+        make_requested_pchs(directory / PCH_REQUESTS, confinement)
         started = CANDIDATE_STARTS in log
         if outcome.timed_out:  # what it left (torch's `lock` files among it) is cleared by the next build
             return BuildResult(status="timeout" if started else "harness_error", build_sha256=key,

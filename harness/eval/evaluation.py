@@ -21,12 +21,14 @@ from harness.eval.build import (
     harness_version,
     torch_version,
 )
+from harness.eval.confine import UNSANDBOXED, confinement
 from harness.eval.plausibility import plausibility_flags
 from harness.process import (
     CANDIDATE_STARTS,
     ChildOutcome,
     EvalChild,
     child_env,
+    read_log,
     tail,
 )
 from harness.protocol import WorkerReport, WorkerSpec
@@ -50,8 +52,8 @@ class Job:
     flags: tuple[str, ...] = ()  # from the static rules, carried into the result
 
 
-def eval_env(device: DeviceInfo, settings: Settings) -> dict[str, str]:
-    return child_env({**extension_env(device, settings.cache_dir),
+def eval_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
+    return child_env({**extension_env(device, scratch),
                       "CUDA_VISIBLE_DEVICES": "" if device.index is None else str(device.index)})
 
 
@@ -77,10 +79,12 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
     candidate is blamed: a neighbour the counters cannot see (another VM on the same cores) slows a stretch
     of one evaluation, while a candidate that slows the reference does it again. The second verdict stands."""
     result = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=child)
-    if "reference_slowed" not in result.flags:
-        return result
-    again = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=None)
-    return again.model_copy(update={"stages": {**again.stages, "slowed_eval": result.stages.get("eval", 0.0)}})
+    if "reference_slowed" in result.flags:
+        again = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=None)
+        result = again.model_copy(update={"stages": {**again.stages, "slowed_eval": result.stages.get("eval", 0.0)}})
+    if settings.sandbox == "off":  # the user's explicit choice, carried by the result
+        result = result.model_copy(update={"flags": merge_flags(result.flags, (UNSANDBOXED,))})
+    return result
 
 
 def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, seed: int,
@@ -100,7 +104,7 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
         contention.before()  # waits (bounded) while another process computes on the GPU
         outcome = child.run(spec.model_dump_json(), settings.eval_timeout_s)
         contention.after()
-        log = (child.work / "eval.log").read_text(errors="replace")
+        log = read_log(child.work / "eval.log")
         report_path = child.work / "report.json"
         started = CANDIDATE_STARTS in log  # before the candidate's code ran, nothing is the candidate's doing
         if outcome.timed_out:
@@ -112,7 +116,11 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
             return result_for(job, device, settings.dtype, status="runtime_error" if started else HARNESS_ERROR,
                               build=build,
                               error=f"{what}{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
-        report = WorkerReport.model_validate_json(report_path.read_text())
+        report = read_report(report_path)
+        if report is None:  # the candidate runs in the process that writes it
+            return result_for(job, device, settings.dtype, status="runtime_error" if started else HARNESS_ERROR,
+                              build=build, error=f"the evaluation child's report is malformed ({outcome.describe()})"
+                                                 f"\n{tail(log, 15)}".strip())
     finally:
         child.discard()
     speedup = None
@@ -126,6 +134,19 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
                       ref_runtime=report.ref_runtime, check=report.check, error=report.error,
                       flags=merge_flags(job.flags, flags, contention.flags), build=build,
                       stages={**report.stages, "eval": outcome.duration_s, **contention.stages})
+
+
+REPORT_LIMIT = 1 << 20  # a report is a few kilobytes
+
+
+def read_report(path: Path) -> WorkerReport | None:
+    """The evaluation child's report, or None where it is too big or not one."""
+    try:
+        if path.stat().st_size > REPORT_LIMIT:
+            return None
+        return WorkerReport.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
+        return None
 
 
 def harness_fault(
@@ -159,11 +180,12 @@ def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings)
             settings.build_timeout_s,
             settings.max_jobs,
             force=settings.force if settings.rebuild is None else settings.rebuild,
+            confinement=confinement(settings),
         )
     except Exception as exc:  # noqa: BLE001 - reported as the job's harness_error
         return BuildResult(
             status=HARNESS_ERROR,
-            build_sha256=build_sha256(candidate, device),
+            build_sha256=build_sha256(candidate, device, sandboxed=settings.sandbox == "on"),
             directory="",
             duration_s=0.0,
             log="",
@@ -176,7 +198,9 @@ class ReadyChild:
 
     def __init__(self, device: DeviceInfo, settings: Settings):
         self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
-        self.child = EvalChild(device.target, eval_env(device, settings), self.work)
+        sandbox = confinement(settings)
+        self.child = EvalChild(device.target, eval_env(device, self.work), self.work,
+                               policy=sandbox and sandbox.policy(self.work, gpu=device.target == "cuda"))
 
     def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
         return self.child.run(spec_json, timeout_s)

@@ -76,6 +76,10 @@ def alive(pid: int) -> bool:
     return os.path.exists(f"/proc/{pid}")
 
 
+def live_pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
 def holds_gpu(pid: int, minor: int | None) -> bool:
     """Whether `pid` has the GPU's device file (/dev/nvidiaN) open."""
     wanted = re.compile(rf"/dev/nvidia{minor if minor is not None else r'[0-9]+'}$")
@@ -124,8 +128,10 @@ class Owners:
         return ours
 
     def ours_holding(self, minor: int | None) -> int:
-        """How many of our live processes hold the GPU open (to count others where PIDs are not ours)."""
-        return sum(1 for pid in self.started() | {self.me} if alive(pid) and holds_gpu(pid, minor))
+        """How many of our live processes hold the GPU open (to count others where PIDs are not ours). A
+        sandboxed child's own process is a grandchild of the one started (the sandbox's launcher and init)."""
+        ours = self.snapshot()
+        return sum(1 for pid in live_pids() if ours(pid) and holds_gpu(pid, minor))
 
 
 # ---- one look at the GPU ----

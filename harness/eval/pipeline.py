@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.config import Settings
 from harness.data import reference_solutions
 from harness.device import devices_like
+from harness.eval import confine
 from harness.eval.baseline import device_peaks, measure_baselines
 from harness.eval.build import BUILD_PROTOCOL
 from harness.eval.candidate import load_candidate, precheck
@@ -61,6 +62,7 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
     Returns (evaluation row id, result) per job, in order.
     """
     events = events or Events()
+    confine.require(settings)
     if settings.executor == "ray":  # fail on a missing Ray or an unreachable cluster before doing anything
         from harness.eval.ray import connect
 
@@ -104,7 +106,7 @@ def settle(job: Job, device: DeviceInfo, settings: Settings, store: Store
             return job, result_for(job, device, settings.dtype, status="rejected", error=rules.message()), None
         job = replace(job, flags=rules.flags)
     hit = None if settings.force else store.find(job.candidate.sha256, job.problem.sha256, device.name,
-                                                  device.target, BUILD_PROTOCOL)
+                                                  device.target, BUILD_PROTOCOL, sandboxed=settings.sandbox == "on")
     if not hit:
         return job, None, None
     row_id, stored = hit

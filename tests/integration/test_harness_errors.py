@@ -199,7 +199,7 @@ def test_a_broken_precompiled_header_never_fails_a_build(tmp_path, monkeypatch):
 
     from harness.child import pch
 
-    monkeypatch.setenv(pch.PCH_DIR_ENV, str(tmp_path / "pch"))
+    monkeypatch.setenv(harness.process.PCH_DIR_ENV, str(tmp_path / "pch"))
     arguments = {"cpp_sources": "x", "extra_cflags": ["-O1"]}
     header = Path(torch.__file__).parent / "include" / pch.HEADER
     command = pch._precompile_command(cpp_ext, arguments, header)

@@ -1,4 +1,5 @@
-"""The build child's precompiled torch/extension.h: built once per flag set, reused, never fatal."""
+"""The precompiled torch/extension.h: asked for by a sandboxed build child, made once per flag set by a child of
+its own, used by the next builds with those flags, never fatal."""
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from harness.child.pch import PCH_FAILED, PCH_FILE
 from harness.device import discover
 from harness.eval.build import build
 from harness.eval.candidate import candidate_from_source
+from harness.eval.confine import Confinement
 
 CANDIDATE = '''
 import torch.nn as nn
@@ -48,7 +50,8 @@ def build_scaled_relu(cache: Path, tag: str, scale: float, flags: list[str], lea
     # lean: no implicit headers, torch/extension.h included first by the source itself (the prompts' shape)
     source = CANDIDATE.format(tag=tag, scale=scale, flags=flags, lean=lean,
                               header="\n// the binding\n#include <torch/extension.h>" if lean else "")
-    result = build(candidate_from_source(source), discover("cpu"), cache, timeout_s=600)
+    result = build(candidate_from_source(source), discover("cpu"), cache, timeout_s=600,
+                   confinement=Confinement(hidden=()))
     assert result.status == "ok", result.log[-3000:]
     return result
 
@@ -59,19 +62,21 @@ def imported_extension(result):
 
 
 def test_two_candidates_with_the_same_flags_share_one_precompiled_header(tmp_path):
-    first = build_scaled_relu(tmp_path, "a", 2.0, REPORTING_FLAGS)
+    first = build_scaled_relu(tmp_path, "a", 2.0, REPORTING_FLAGS)  # asks for it; it is made after this build
     [pch] = tmp_path.rglob(PCH_FILE.name)
     built = pch.stat()
+    assert "no precompiled torch/extension.h for these flags yet" in first.log and f"! {pch}" not in first.log
     second = build_scaled_relu(tmp_path, "b", 3.0, REPORTING_FLAGS, lean=True)
+    third = build_scaled_relu(tmp_path, "d", 4.0, REPORTING_FLAGS)
 
     assert list(tmp_path.rglob(PCH_FILE.name)) == [pch]
     assert (pch.stat().st_ino, pch.stat().st_mtime_ns) == (built.st_ino, built.st_mtime_ns)  # built once
-    for result in (first, second):
+    for result in (second, third):
         assert f"! {pch}" in result.log  # GCC read the PCH instead of parsing the header
         assert "not used because" not in result.log  # -Winvalid-pch's complaint
     x = torch.randn(1000)
-    assert torch.equal(imported_extension(first).scaled_relu(x), 2.0 * x.clamp_min(0))
-    assert torch.equal(imported_extension(second).scaled_relu(x), 3.0 * x.clamp_min(0))
+    for result, scale in ((first, 2.0), (second, 3.0), (third, 4.0)):
+        assert torch.equal(imported_extension(result).scaled_relu(x), scale * x.clamp_min(0))
 
 
 def test_flags_the_header_does_not_precompile_with_build_without_it(tmp_path):

@@ -78,8 +78,11 @@ def test_hidden_work_compares_wall_and_event_gaps_of_both_sides():
 def test_a_result_with_a_slowed_reference_is_evaluated_again_and_the_second_verdict_stands(monkeypatch):
     """The policy only: one evaluation's reference slowed by a neighbour the counters cannot see is not the
     candidate's doing, so the executor evaluates again before a flag that excludes the result stands."""
+    from harness.config import Settings
     from harness.eval import evaluation as executor
     from harness.types import EvalResult
+
+    settings = Settings()
 
     def result(flags, eval_s):
         return EvalResult(problem_id="p", problem_sha256="s", candidate_path="c", candidate_sha256="c",
@@ -97,13 +100,13 @@ def test_a_result_with_a_slowed_reference_is_evaluated_again_and_the_second_verd
 
     calls = evaluate_with(result(("noisy_timing",), 3.0))
     spare = object()
-    assert executor.evaluate_built(None, None, None, None, 1, child=spare).flags == ("noisy_timing",)
+    assert executor.evaluate_built(None, None, None, settings, 1, child=spare).flags == ("noisy_timing",)
     assert calls == [spare]
 
     calls = evaluate_with(result(("reference_slowed",), 3.0), result((), 2.5))
-    again = executor.evaluate_built(None, None, None, None, 1, child=spare)
+    again = executor.evaluate_built(None, None, None, settings, 1, child=spare)
     assert again.flags == () and again.stages == {"eval": 2.5, "slowed_eval": 3.0}
     assert calls == [spare, None]  # the first child is spent: the second evaluation starts a new one
 
     calls = evaluate_with(result(("reference_slowed",), 3.0), result(("reference_slowed",), 2.9))
-    assert executor.evaluate_built(None, None, None, None, 1).flags == ("reference_slowed",) and len(calls) == 2
+    assert executor.evaluate_built(None, None, None, settings, 1).flags == ("reference_slowed",) and len(calls) == 2

@@ -55,3 +55,31 @@ def test_failure_summary_of_a_plain_exception():
     log = ("Traceback (most recent call last):\n  File x\n"
            "TypeError: load_inline() got an unexpected keyword argument 'extra_cuda_flags'\n")
     assert summarize_failure(log) == "TypeError: load_inline() got an unexpected keyword argument 'extra_cuda_flags'"
+
+
+def test_a_flooded_log_keeps_its_head_and_tail_within_the_limit(tmp_path):
+    from harness.process import read_log
+
+    log = tmp_path / "build.log"
+    log.write_bytes(b"harness: first line\n" + b"x" * (3 << 20) + b"\nerror: the last words\n")
+    text = read_log(log, limit=1 << 20)
+    assert len(text) < (1 << 20) + 100 and "bytes of this log cut" in text
+    assert text.startswith("harness: first line") and text.endswith("error: the last words\n")
+    log.write_text("short\n")
+    assert read_log(log) == "short\n"
+
+
+def test_a_report_that_is_not_one_is_none(tmp_path):
+    from harness.eval.evaluation import REPORT_LIMIT, read_report
+    from harness.protocol import WorkerReport
+
+    report = WorkerReport(status="incorrect", device_name="cpu", torch_version="t", error="e")
+    good = tmp_path / "good.json"
+    good.write_text(report.model_dump_json())
+    assert read_report(good) == report
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "garbage.json").write_text('{"status": "correct", "speedup": ')
+    (tmp_path / "wrong.json").write_text('{"status": "fastest"}')
+    (tmp_path / "big.json").write_text(report.model_dump_json()[:-1] + " " * REPORT_LIMIT + "}")
+    for name in ("dir", "garbage.json", "wrong.json", "big.json", "missing.json"):
+        assert read_report(tmp_path / name) is None, name

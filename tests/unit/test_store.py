@@ -148,3 +148,12 @@ def test_completions_and_turns(tmp_path):
         assert (run.requests, run.tokens, run.model) == (1, 15, "m")
         store.ensure_run("r", kind="run", target="cpu", device_name="CPU", model="m", config='{"a": 2}')
         assert store.run_config("r") == '{"a": 2}'
+
+
+def test_a_sandboxed_run_is_not_served_an_unsandboxed_result(tmp_path):
+    with Store(tmp_path / "h.db") as store:
+        store.ensure_run("r", kind="eval", target="cuda", device_name="GPU")
+        store.add("r", result().model_copy(update={"flags": ("unsandboxed",)}), candidate_source="S",
+                  problem_source="P")
+        assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is None
+        assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL, sandboxed=False) is not None

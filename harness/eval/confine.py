@@ -1,0 +1,45 @@
+"""What a child that runs a candidate's code may touch (sandbox.py does the confining): its own scratch
+directory, read-only everything else, the GPU only where it evaluates on one, and nothing of the results store
+or of the user's credentials. Decided here, in the parent, from the settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import sandbox
+from harness.config import Settings
+
+UNSANDBOXED = "unsandboxed"  # the flag of a result whose children ran without the sandbox (--sandbox off)
+# Credentials a candidate has no reason to read (with no network it could still print them into its log, which
+# feedback shows to the model).
+CREDENTIALS = (".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh", ".docker", ".kube", ".netrc",
+               ".git-credentials", ".pypirc")
+
+
+def require(settings: Settings) -> None:
+    """Before anything runs: raise SandboxUnavailable (with what the kernel refused and the way round it) where
+    the sandbox is on and cannot work on this machine."""
+    sandbox.enabled(settings.sandbox, off_switch="--sandbox off (or HARNESS_SANDBOX=off)")
+
+
+def hidden(settings: Settings) -> tuple[Path, ...]:
+    db = settings.db
+    home = Path.home()
+    return (db, *(db.with_name(db.name + end) for end in ("-wal", "-shm", "-journal")),
+            *(home / name for name in CREDENTIALS))
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """The sandbox every candidate child of one evaluation gets; each its own scratch directory."""
+
+    hidden: tuple[Path, ...]
+
+    def policy(self, scratch: Path, gpu: bool = False) -> sandbox.Policy:
+        return sandbox.Policy(scratch=scratch, hidden=self.hidden, gpu=gpu)
+
+
+def confinement(settings: Settings) -> Confinement | None:
+    """None with --sandbox off: children run as plain processes."""
+    return None if settings.sandbox == "off" else Confinement(hidden(settings))

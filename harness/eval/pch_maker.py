@@ -1,0 +1,57 @@
+"""The precompiled headers a build asked for, made after it (child/pch.py says why a build child never makes
+them): each by `python -m harness.child pch DIR`, sandboxed to DIR, the key's own directory. What a request
+says is a candidate's word: the child checks that the command is the key's, so a forged request can only make
+the PCH of its own flags; a retire request costs later builds time, never a verdict."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from harness.eval.confine import Confinement
+from harness.process import PCH_COMMAND, child_env, pch_root, run_child, write_atomic
+
+KEY = re.compile(r"[0-9a-f]{32}")
+MAX_REQUESTS = 4  # a build asks for one PCH a load_inline call; more is not an honest build's
+PCH_TIMEOUT_S = 600.0
+FAILED = "failed.log"  # child/pch.py's PCH_FAILED
+
+
+def make_requested_pchs(requests: Path, confinement: Confinement | None) -> None:
+    if not requests.is_file():
+        return
+    taken = 0
+    with open(requests, "rb") as f:
+        text = f.read(64 << 10).decode(errors="replace")  # a build child wrote it: read no more than requests need
+    for line in text.splitlines()[:100]:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict) or taken >= MAX_REQUESTS:
+            continue
+        if _is_key(record.get("retire")):
+            taken += 1
+            _retire(pch_root() / record["retire"], str(record.get("why", ""))[:500])
+        elif _is_key(record.get("make")) and isinstance(record.get("command"), list):
+            taken += 1
+            _make(pch_root() / record["make"], record["command"], confinement)
+
+
+def _is_key(value) -> bool:
+    return isinstance(value, str) and KEY.fullmatch(value) is not None
+
+
+def _retire(directory: Path, why: str) -> None:
+    if directory.is_dir() and not (directory / FAILED).exists():
+        write_atomic(directory / FAILED, f"retired: {why}\n")
+
+
+def _make(directory: Path, command: list, confinement: Confinement | None) -> None:
+    if (directory / FAILED).exists() or (directory / "torch" / "extension.h.gch").exists():
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    write_atomic(directory / PCH_COMMAND, json.dumps(command))
+    run_child(["pch", str(directory)], env=child_env({"CUDA_VISIBLE_DEVICES": ""}), timeout_s=PCH_TIMEOUT_S,
+              log_path=directory / "make.log", cwd=directory, policy=confinement and confinement.policy(directory))
