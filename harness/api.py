@@ -23,12 +23,13 @@ With no model, the answers are the reference solutions (solutions/reference/), a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from harness.config import Settings, load_settings
 from harness.device import discover
@@ -51,6 +52,8 @@ from harness.problems.index import resolve, select
 from harness.report.leaderboard import Leaderboard, run_board
 from harness.store import RunUsage, Store
 from harness.types import DeviceInfo, EvalResult, Problem, Sampling, Target
+
+T = TypeVar("T")
 
 ProblemRef = str | Path | Problem  # an id (level1/relu), a path to a problem file, or a Problem
 
@@ -188,11 +191,31 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
         loop = Loop(run=name, config=config, provider=provider, prompts=prompts, facts=gather(device), device=device,
                     settings=settings, store=store, solutions_dir=where, use_cache=connection.use_cache,
                     events=events)
-        done.outcomes = asyncio.run(_go(loop, provider, done.problems, mode == "run"))
+        done.outcomes = run_interruptible(_go(loop, provider, done.problems, mode == "run"))
         done.usage = store.usage(name)
         if mode == "run":
             done.board = run_board(store, next(r for r in store.runs() if r.name == name), request.prices)
         return done
+
+
+def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run, but Ctrl-C raises KeyboardInterrupt wherever the main thread is, as in synchronous code.
+    asyncio.run's own handler only cancels the task at its next await, and a round's evaluation (builds and
+    children, minutes of synchronous work on this thread) went on after the first Ctrl-C."""
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(main)
+    try:
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:
+        if not task.done():  # it was waiting (on a model's answer): let its cleanup run, then stop
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                loop.run_until_complete(task)
+        raise
+    finally:
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 async def _go(loop: Loop, provider: Provider, problems: list[Problem], evaluate_turns: bool) -> list[TurnOutcome]:

@@ -167,7 +167,8 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
                             timeout_s=timeout_s, log_path=log_path, cwd=directory,
                             policy=confinement and confinement.policy(directory))
         log = read_log(log_path)
-        make_requested_pchs(directory / PCH_REQUESTS, confinement)
+        if outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout): nothing new starts then
+            make_requested_pchs(directory / PCH_REQUESTS, confinement)
         started = CANDIDATE_STARTS in log
         if outcome.timed_out:  # what it left (torch's `lock` files among it) is cleared by the next build
             return BuildResult(status="timeout" if started else "harness_error", build_sha256=key,

@@ -125,8 +125,9 @@ def run_pending(jobs: list[Job], device: DeviceInfo, settings: Settings, store: 
     baselines = {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
 
     def rebaseline(problem: Problem, on: DeviceInfo) -> Baseline | None:
-        with Store(store.path) as own:  # called from an evaluation worker's thread: a connection of its own
-            return measure_baselines([problem], on, settings, own, force=True).get(problem.sha256, {}).get("eager")
+        # Measured clean again to judge one evaluation, and not stored: the stored baseline of a problem is the
+        # one measured before any candidate ran, never replaced by what is measured after one.
+        return measure_baselines([problem], on, settings, None, force=True).get(problem.sha256, {}).get("eager")
 
     if settings.executor == "ray":
         from harness.eval.ray import run_jobs_ray

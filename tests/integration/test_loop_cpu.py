@@ -141,7 +141,9 @@ def test_interrupted_run_resumes_without_repeating_a_request(first_run, server, 
     args = harness_args(results, server, "--model", "interrupted", "--turns", "2", "--run", "resumable")
     proc = subprocess.Popen([sys.executable, "-m", "harness", *map(str, args)], cwd=REPO, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": KEY})
+                            env={**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": KEY},
+                            # as from a terminal: a test session started in the background ignores SIGINT
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert held.wait(600), "the run never reached its second turn"
         time.sleep(0.5)  # the other turn-2 answer is being stored

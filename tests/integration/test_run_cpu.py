@@ -1,5 +1,10 @@
 """The main job: `harness run` with no model evaluates solutions/reference/ over the cpu problem set."""
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -88,3 +93,31 @@ def test_a_second_run_is_served_from_the_store(board, results_dir):
     served = [(r["problem"], r["best_speedup"]) for r in board["problems"] if r["problem"] not in retried]
     assert [(r["problem"], r["best_speedup"]) for r in again["problems"] if r["problem"] not in retried] == served
     assert "(stored)" in proc.stderr or not served
+
+
+def test_ctrl_c_stops_the_run_at_once(tmp_path):
+    """Ctrl-C during the builds stops `harness run` as it stops `harness eval`: exit 130, no build finished or
+    evaluation started after it, no child left (a terminal sends SIGINT to the whole foreground process group)."""
+    log = tmp_path / "stderr.txt"
+    four = [arg for p in ("cpu/relu", "cpu/softmax", "cpu/layernorm", "cpu/rms_norm") for arg in ("--problem", p)]
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "--target", "cpu", "--results-dir",
+                                 str(tmp_path / "r"), "--run", "stopped", *four, "--build-workers", "2"],
+                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                env={**os.environ, "PYTHONPATH": str(REPO)},
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        builds = tmp_path / "r" / "cache" / "builds"
+        while not (builds.is_dir() and any(builds.iterdir())) and proc.poll() is None:  # the builds have begun
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = log.read_text()
+    # without the stop, all four are built and evaluated (the asyncio default only cancelled at the next await)
+    assert proc.returncode == 130 and "interrupted" in text, text
+    assert "build ok" not in text and "correct" not in text, text
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout
+    assert not left, f"still running after the run ended: {left}"

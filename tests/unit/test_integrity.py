@@ -110,3 +110,28 @@ def test_a_result_with_a_slowed_reference_is_evaluated_again_and_the_second_verd
 
     calls = evaluate_with(result(("reference_slowed",), 3.0), result(("reference_slowed",), 2.9))
     assert executor.evaluate_built(None, None, None, settings, 1).flags == ("reference_slowed",) and len(calls) == 2
+
+
+def test_the_reference_measured_again_after_a_candidate_is_never_stored(monkeypatch, tmp_path):
+    """The stored clean baseline is the one measured before any candidate ran: what is measured after one (to
+    judge reference_slowed) could carry what that candidate left behind, so it judges that result alone."""
+    import types
+
+    from harness.config import load_settings
+    from harness.device import discover
+    from harness.eval import pipeline
+    from harness.store import Store
+
+    calls, handed = [], {}
+    monkeypatch.setattr(pipeline, "device_peaks", lambda *args, **kwargs: None)
+    monkeypatch.setattr(pipeline, "measure_baselines",
+                        lambda problems, device, settings, store, kinds=("eager",), force=False:
+                        calls.append((store, force)) or {})
+    monkeypatch.setattr(pipeline, "run_jobs", lambda *args, rebaseline, **kwargs: handed.update(rebaseline=rebaseline))
+    device = discover("cpu")
+    with Store(tmp_path / "h.db") as store:
+        pipeline.run_pending([], device, load_settings(results_dir=tmp_path), store, on_built=None,
+                             on_evaluated=None)
+        assert calls == [(store, False)]  # the run's own baselines: from the store, or measured and stored
+        handed["rebaseline"](types.SimpleNamespace(sha256="p"), device)
+    assert calls[-1] == (None, True)
