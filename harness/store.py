@@ -90,7 +90,11 @@ def _now() -> str:
 class Store:
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the results directory {self.path.parent}: {exc.strerror}; pass "
+                             "--results-dir (or --db) a directory you can write") from None
         try:
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")

@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import importlib.util
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 from pydantic import ValidationError
 from rich.markup import escape
@@ -38,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evaluate custom kernels (CUDA or C++ through load_inline) against PyTorch references: "
         "isolated builds, correctness over several seeds, interleaved timing, results in SQLite.",
     )
+    parser.add_argument("--version", action=Version, help="the harness's version and protocols, and the versions "
+                        "of what it builds and evaluates with (Python, torch and its CUDA, Triton, nvcc), then exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     problems_opts, store_opts, store_only = problems_options(), store_options(), store_options(config=False)
     eval_opts = eval_options(problems_opts, store_only)
@@ -48,6 +58,45 @@ def build_parser() -> argparse.ArgumentParser:
     cli_bench.add_parser(sub)
     cli_config.add_parser(sub)
     return parser
+
+
+class Version(argparse.Action):
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(versions())
+        parser.exit()
+
+
+def versions() -> str:
+    """What a result depends on, read without importing torch or Triton (the parent never does)."""
+    from harness.eval.build import BUILD_PROTOCOL, harness_version, torch_version
+    from harness.types import PROTOCOL_VERSION
+
+    def installed(name: str) -> str:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+    torch_build = "not installed"
+    spec = importlib.util.find_spec("torch")
+    version_py = Path(spec.origin).parent / "version.py" if spec and spec.origin else None
+    if version_py and version_py.is_file():
+        found = re.search(r"^cuda(?:: \S+)? = '([^']+)'", version_py.read_text(), re.M)
+        torch_build = f"CUDA {found.group(1)}" if found else "a CPU build"
+    nvcc = "not on PATH"
+    if shutil.which("nvcc"):
+        out = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30).stdout
+        nvcc = (re.findall(r"release ([\d.]+)", out) or ["unknown"])[0]
+    return "\n".join([
+        f"kernel-harness {harness_version()} (evaluation protocol {PROTOCOL_VERSION}, build protocol {BUILD_PROTOCOL})",
+        f"python {platform.python_version()} ({sys.executable})",
+        f"torch {torch_version()} ({torch_build})",
+        f"triton {installed('triton')}",
+        f"nvcc {nvcc}",
+    ])
 
 
 def main(argv: list[str] | None = None) -> int:

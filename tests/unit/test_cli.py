@@ -67,6 +67,22 @@ def test_bad_setting_from_the_environment_exits_2(tmp_path):
     assert proc.returncode == 2 and "trials" in proc.stderr
 
 
+def test_a_results_dir_that_cannot_be_created_exits_2_before_anything_runs(tmp_path):
+    (tmp_path / "file").write_text("")
+    for bad in (tmp_path / "file", tmp_path / "file" / "below"):
+        proc = run_cli("run", "--target", "cpu", "--problem", "cpu/relu", "--results-dir", bad)
+        assert proc.returncode == 2 and "cannot create the results directory" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+def test_version_names_what_results_depend_on():
+    proc = run_cli("--version")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("kernel-harness ") and "evaluation protocol" in lines[0]
+    assert [line.split()[0] for line in lines[1:]] == ["python", "torch", "triton", "nvcc"]
+
+
 def test_bad_flag_values_exit_2():
     proc = run_cli("eval", "--problem", "x", "--eval-timeout", "-3", "a.py")
     assert proc.returncode == 2 and "must be positive" in proc.stderr
