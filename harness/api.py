@@ -30,6 +30,7 @@ from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from harness.config import Settings, load_settings
 from harness.device import discover
@@ -121,7 +122,20 @@ class Connection:
     use_cache: bool = True  # an identical request (model, messages, sampling, sample) answered before is reused
 
     def server(self) -> str | None:
-        return self.base_url or os.environ.get("OPENAI_BASE_URL")
+        """The model server's base URL, checked before any request: RunError names where a malformed one came
+        from (retrying it could only fail the same way)."""
+        url, source = (self.base_url, "--base-url") if self.base_url else (os.environ.get("OPENAI_BASE_URL"),
+                                                                             "OPENAI_BASE_URL")
+        if url:
+            try:
+                parts = urlsplit(url)
+                parts.port  # noqa: B018 (raises ValueError on a port that is not a number)
+            except ValueError as exc:
+                raise RunError(f"{source} {redact_url_loosely(url)!r} is not a URL ({exc})") from None
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise RunError(f"{source} {redact_url_loosely(url)!r} is not an http(s) URL with a host; "
+                               "give one like http://localhost:8000/v1")
+        return url
 
 
 @dataclass
@@ -277,6 +291,11 @@ def _new(request: RunRequest, device: DeviceInfo, store: Store, mode: str, conne
                            f"{', '.join(repr(getattr(before, f)) for f in changed)}); continue it with "
                            "resume, or pick a new run name")
     return name, config
+
+
+def redact_url_loosely(url: str) -> str:
+    """A malformed URL as it can be shown: anything before an @ (credentials) cut."""
+    return url.rsplit("@", 1)[-1] if "@" in url else url
 
 
 def provider_for(config: RunConfig, connection: Connection) -> Provider:

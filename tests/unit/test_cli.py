@@ -75,6 +75,16 @@ def test_a_results_dir_that_cannot_be_created_exits_2_before_anything_runs(tmp_p
         assert "Traceback" not in proc.stderr
 
 
+def test_a_malformed_model_url_exits_2_before_any_request(tmp_path):
+    for url, env in (("localhost:8000/v1", {}), ("ftp://host/v1", {}), ("http://host:port/v1", {}),
+                     (None, {"OPENAI_BASE_URL": "http//host/v1"})):
+        flag = ["--base-url", url] if url else []
+        proc = run_cli("run", "--target", "cpu", "--model", "m", *flag, "--problem", "cpu/relu", "--results-dir",
+                       tmp_path, env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert ("--base-url" if url else "OPENAI_BASE_URL") in proc.stderr and "--resume" not in proc.stderr
+
+
 def test_version_names_what_results_depend_on():
     proc = run_cli("--version")
     assert proc.returncode == 0, proc.stderr
