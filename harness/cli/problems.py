@@ -31,6 +31,7 @@ from harness.device import visible_gpus
 from harness.problems import gate
 from harness.problems import index as problem_index
 from harness.process import write_atomic
+from harness.report.tables import name_column, print_table
 from harness.types import TARGETS, GateResult
 
 
@@ -48,12 +49,14 @@ def cmd_problems_list(args) -> int:
                     "memory_gb": p.memory_gb} for p in found])
         return 0
     table = Table()
-    for name in ("id", "level", "target", "tags", "description"):
-        table.add_column(name)
+    for name in ("id", "level", "target"):
+        name_column(table, name)
+    table.add_column("tags")
+    table.add_column("description")
     for p in found:
         table.add_row(escape(p.id), "-" if p.level is None else str(p.level), p.target, escape(", ".join(p.tags)),
                       escape(p.description))
-    out.print(table)
+    print_table(out, table)
     out.print(f"{len(found)} problems in {problem_root(args)}")
     return 0
 
@@ -137,7 +140,7 @@ def print_gate(results: list[GateResult], malformed: list[str]) -> None:
                       fmt(r.peak_memory_gb, ".2f"), escape(", ".join(r.outputs)),
                       fmt(r.bytes_moved / 1e6 if r.bytes_moved else None, ",.1f"),
                       fmt(r.flops / 1e9 if r.flops else None, ",.2f"))
-    out.print(table)
+    print_table(out, table)
     for r in results:
         for reason in r.reasons:
             out.print(f"[red]FAIL[/] {escape(r.problem_id)}: {escape(reason)}", highlight=False, soft_wrap=True)

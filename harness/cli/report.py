@@ -43,6 +43,7 @@ from harness.report.leaderboard import (
     summary_record,
     to_csv,
 )
+from harness.report.tables import name_column, number_column, print_table
 from harness.store import Store
 from harness.types import BASELINE_KINDS, TARGETS, Baseline, Peaks, Problem
 
@@ -124,7 +125,7 @@ def cmd_baseline(args) -> int:
         return 0
     table = Table(title=f"baselines on {escape(device.name)} ({settings.dtype}); % SOL = lower bound / time",
                   title_justify="left")
-    table.add_column("problem")
+    name_column(table, "problem")
     for kind in kinds:
         table.add_column(f"{KIND_LABEL[kind]} ms", justify="right")
         table.add_column("% SOL", justify="right")
@@ -142,7 +143,7 @@ def cmd_baseline(args) -> int:
                       fmt(r["bytes_moved"] and r["bytes_moved"] / 1e6, ",.1f"),
                       fmt(r["flops"] and r["flops"] / 1e9, ",.2f"),
                       escape("; ".join(notes)))
-    out.print(table)
+    print_table(out, table)
     return 0
 
 
@@ -209,12 +210,14 @@ def cmd_runs(args) -> int:
         emit_json([r.__dict__ for r in runs])
         return 0
     table = Table()
-    for name in ("run", "created", "kind", "model", "target", "device", "evaluations", "answers", "tokens"):
-        table.add_column(name)
+    for name in ("run", "created", "kind", "model", "target", "device"):
+        name_column(table, name)
+    for name in ("evaluations", "answers", "tokens"):
+        number_column(table, name)
     for r in runs:
         table.add_row(escape(r.name), r.created_at, r.kind, escape(r.model or "-"), r.target, escape(r.device_name),
                       str(r.evaluations), str(r.requests), f"{r.tokens:,}")
-    out.print(table)
+    print_table(out, table)
     return 0
 
 

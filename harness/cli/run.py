@@ -13,6 +13,7 @@ from harness.cli.console import UsageError, emit_json, err, out, positive, probl
 from harness.cli.options import settings_from
 from harness.cli.progress import RunConsoleEvents
 from harness.report.leaderboard import render
+from harness.report.tables import name_column, number_column, print_table
 from harness.types import Sampling
 
 # Flags that shape what a run generates: stored with the run, and taken from it on --resume. (--base-url
@@ -96,8 +97,10 @@ def cmd_generate(args) -> int:
             emit_json({"run": done.name, **outcome.summary()})
         return 0
     table = Table(title=f"run {escape(done.name)}", title_justify="left")
-    for name in ("problem", "sample", "candidate", "tokens"):
-        table.add_column(name)
+    name_column(table, "problem")
+    number_column(table, "sample")
+    name_column(table, "candidate")
+    number_column(table, "tokens")
     for o in done.outcomes:
         table.add_row(
             escape(o.problem.id),
@@ -106,7 +109,7 @@ def cmd_generate(args) -> int:
             str(o.completion.usage.prompt_tokens + o.completion.usage.completion_tokens)
             + (" (cached)" if o.completion.cached else ""),
         )
-    out.print(table)
+    print_table(out, table)
     return 0
 
 

@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.eval.context import ProblemContext, contexts_for
+from harness.report.tables import name_column, number_column, print_table
 from harness.store import RunInfo, RunUsage, Store
 from harness.types import HARNESS_ERROR, VERDICTS, EvalResult, Frozen
 
@@ -195,34 +196,38 @@ STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "yellow
 def render(board: Leaderboard, console: Console) -> None:
     """One run: a row per problem, the flagged results, and the summary line."""
     table = Table(title=f"run {board.summary.run}", title_justify="left")
-    for name, justify in (("problem", "left"), ("cands", "right"), ("best speedup", "right"),
-                          ("vs compile", "right"), ("ref ms", "right"), ("best ms", "right"), ("% SOL", "right"),
-                          ("statuses", "left"), ("flags", "left")):
-        table.add_column(name, justify=justify)
+    name_column(table, "problem")
+    for name in ("cands", "best speedup", "vs compile", "ref ms", "best ms", "% SOL"):
+        number_column(table, name)
+    table.add_column("statuses")
+    table.add_column("flags")
     for row in board.problems:
         statuses = " ".join(f"[{STATUS_STYLE[s]}]{s} {n}[/]" for s, n in row.statuses.items())
         table.add_row(row.problem, str(row.candidates), _x(row.best_speedup), _x(row.best_vs_compile),
                       _ms(row.ref_runtime_ms), _ms(row.best_runtime_ms), _pct(row.sol_fraction), statuses,
                       ", ".join(row.flags))
-    console.print(table)
+    print_table(console, table)
     if board.flagged:
         flagged = Table(title="flagged: correct, but not counted (speed not trusted)", title_justify="left")
-        for name, justify in (("problem", "left"), ("candidate", "left"), ("claimed speedup", "right"),
-                              ("ms", "right"), ("flags", "left")):
-            flagged.add_column(name, justify=justify)
+        name_column(flagged, "problem")
+        name_column(flagged, "candidate")
+        number_column(flagged, "claimed speedup")
+        number_column(flagged, "ms")
+        flagged.add_column("flags")
         for row in board.flagged:
             flagged.add_row(row.problem, row.candidate, _x(row.speedup), _ms(row.runtime_ms),
                             f"[red]{', '.join(row.flags)}[/]")
-        console.print(flagged)
+        print_table(console, flagged)
     if board.harness_errors:
         faults = Table(title="harness errors: no verdict (the harness or the machine failed; the next run retries "
                              "them)", title_justify="left")
-        for name in ("problem", "candidate", "error"):
-            faults.add_column(name, justify="left")
+        name_column(faults, "problem")
+        name_column(faults, "candidate")
+        faults.add_column("error")
         for row in board.harness_errors:
             first = (row.error or "-").splitlines()[0][:200]
             faults.add_row(row.problem, row.candidate, f"[bold red]{escape(first)}[/]")
-        console.print(faults)
+        print_table(console, faults)
     s = board.summary
     fast = "  ".join(f"fast_{p}={_pct(v)}" for p, v in s.fast_p.items())
     console.print(f"{s.problems} problems, {s.candidates} candidates | compiled {_pct(s.compile_rate)} | "
@@ -242,14 +247,14 @@ def render_runs(summaries: list[Summary], console: Console) -> None:
     columns = ["run", "model", "device", "problems", "correct", *(f"fast_{p:g}" for p in FAST_P), "geomean",
                "vs compile", "% SOL", "tokens", "cost"]
     for name in columns:
-        table.add_column(name, justify="left" if name in ("run", "model", "device") else "right")
+        (name_column if name in ("run", "model", "device") else number_column)(table, name)
     for s in summaries:
         table.add_row(s.run, s.model or "-", s.device or "-", str(s.problems), _pct(s.correct_rate),
                       *(_pct(s.fast_p.get(f"{p:g}")) for p in FAST_P), _x(s.geomean_speedup),
                       _x(s.geomean_vs_compile), _pct(s.median_sol),
                       f"{s.tokens:,}" if s.tokens is not None else "-",
                       f"${s.cost_usd:,.4f}" if s.cost_usd is not None else "-")
-    console.print(table)
+    print_table(console, table)
 
 
 def summary_record(s: Summary) -> dict:

@@ -130,3 +130,21 @@ def test_harness_errors_count_in_no_rate_and_are_listed_apart():
     # once the same candidate is judged later in the run, the fault is gone from the board
     judged = fault.model_copy(update={"status": "incorrect", "error": "mismatch"})
     assert leaderboard("r", [*RESULTS, fault, judged]).summary.harness_errors == 0
+
+
+def test_names_are_never_cut_in_a_narrow_terminal():
+    """A run name, a problem id or a candidate path is typed again (`--run NAME`): at 80 columns it stays whole,
+    free text wraps at words, and a table too wide for the terminal is printed wider rather than cut."""
+    from harness.report.leaderboard import render_runs
+
+    run = "reference-cpu-2026-11-27-041500-a-long-name"
+    problem = "level2/conv_transpose3d_groupnorm_mean_with_a_long_id"
+    results = [ev(problem, "correct", 2.0), ev(problem, "correct", 1.5)]
+    results[1] = results[1].model_copy(update={"flags": ("noisy_timing", "contended")})
+    for draw, names in ((lambda c: render_runs([leaderboard(run, results, model="some/model").summary], c),
+                         (run, "some/model")),
+                        (lambda c: render(leaderboard(run, results), c), (problem, results[1].candidate_path))):
+        console = Console(record=True, width=80)
+        draw(console)
+        text = console.export_text()
+        assert "…" not in text and all(name in text for name in names), text
