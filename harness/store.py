@@ -295,6 +295,18 @@ class Store:
             "FROM runs r ORDER BY r.created_at, r.rowid")
         return [RunInfo(*row) for row in rows]
 
+    def delete_run(self, name: str) -> tuple[int, int]:
+        """Forget a run: its row, its evaluations and its turns (how many of each). Sources, builds, baselines
+        and paid answers stay: they are shared, and a run made again is served from them."""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            turns = self.db.execute("DELETE FROM turns WHERE run = ?", (name,)).rowcount
+            self.db.execute("UPDATE evaluations SET reused_from = NULL WHERE run != ? AND reused_from IN "
+                            "(SELECT id FROM evaluations WHERE run = ?)", (name, name))  # other runs keep theirs
+            evaluations = self.db.execute("DELETE FROM evaluations WHERE run = ?", (name,)).rowcount
+            self.db.execute("DELETE FROM runs WHERE name = ?", (name,))
+        return evaluations, turns
+
     def results(self, run: str) -> list[EvalResult]:
         rows = self.db.execute(
             "SELECT e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "

@@ -14,11 +14,13 @@ from harness.cli.progress import ConsoleEvents
 from harness.device import discover
 from harness.eval.build import log_excerpt
 from harness.eval.context import ProblemContext, contexts_for
-from harness.eval.pipeline import candidate_jobs, default_run_name, evaluate
+from harness.eval.pipeline import candidate_jobs, evaluate
 from harness.problems import index as problem_index
 from harness.report.leaderboard import STATUS_STYLE
 from harness.store import Store
 from harness.types import HARNESS_ERROR, EvalResult
+
+EVAL_RUN = "eval"  # where `harness eval` stores what it is not told to store elsewhere: one run, not one a call
 
 
 def add_parser(sub, eval_opts: argparse.ArgumentParser) -> None:
@@ -26,7 +28,8 @@ def add_parser(sub, eval_opts: argparse.ArgumentParser) -> None:
                         description="Build, check and time each candidate file (defining ModelNew) against the "
                                     "problem's Model. Exit status 0 whenever the evaluation ran, whatever the "
                                     "verdicts; 3 when the harness itself failed on a candidate (harness_error: no "
-                                    "verdict, nothing cached; run it again).")
+                                    "verdict, nothing cached; run it again). Results go to the run `eval` unless "
+                                    "--run names another.")
     ev.add_argument("--problem", required=True, metavar="ID_OR_PATH", help="problem id or path to a problem .py file")
     ev.add_argument("candidates", nargs="+", metavar="CANDIDATE.py")
     ev.set_defaults(func=cmd_eval)
@@ -46,7 +49,7 @@ def cmd_eval(args) -> int:
             device=device,
             settings=settings,
             store=store,
-            run=args.run or default_run_name("eval"),
+            run=args.run or EVAL_RUN,
             kind="eval",
             events=events,
         )

@@ -41,7 +41,8 @@ def eval_options(problems: argparse.ArgumentParser, store: argparse.ArgumentPars
         help="cuda (custom CUDA on the GPU) or cpu (C++ on the CPU); default: cuda if a GPU is visible")
     add("--max-memory-gb", type=positive(float), metavar="GB",
         help="skip problems that declare needing more GPU memory than this (MEMORY_GB)")
-    add("--run", metavar="NAME", help="run name the results are stored under (default: generated)")
+    add("--run", metavar="NAME", help="run name the results are stored under (default: `eval` for eval, a new "
+        "dated name for run and generate)")
     add("--force", action="store_true", help="build and evaluate again from scratch, even if the "
         "store or the build cache already has the result")
     add("--json", action="store_true", help="machine-readable output on stdout")

@@ -156,6 +156,18 @@ def _open_store(args) -> Store:
     return Store(settings.db)
 
 
+def _delete_runs(args) -> int:
+    with _open_store(args) as store:
+        names = [r.name for r in store.runs()]
+        wanted = [_pick(names, name) for name in dict.fromkeys(args.delete)]  # every name checked before any delete
+        deleted = [{"run": name, **dict(zip(("evaluations", "turns"), store.delete_run(name)))} for name in wanted]
+    if args.json:
+        emit_json(deleted)
+    for d in deleted if not args.json else ():
+        out.print(f"deleted run {escape(d['run'])}: {d['evaluations']} evaluations, {d['turns']} turns")
+    return 0
+
+
 def _pick(names: list[str], wanted: str) -> str:
     if wanted in names:
         return wanted
@@ -204,6 +216,8 @@ def cmd_report(args) -> int:
 
 
 def cmd_runs(args) -> int:
+    if args.delete:
+        return _delete_runs(args)
     with _open_store(args) as store:
         runs = store.runs()
     if args.json:
@@ -268,6 +282,11 @@ def add_parsers(sub, problems_opts, store_opts, store_only) -> None:
     rep.add_argument("--price-out", type=float, metavar="USD", help="price per million completion tokens")
     rep.set_defaults(func=cmd_report)
 
-    runs = sub.add_parser("runs", parents=[store_opts], help="list stored runs")
+    runs = sub.add_parser("runs", parents=[store_opts], help="list stored runs, or delete some",
+                          description="The stored runs, with their model, evaluations, answers and tokens. "
+                                      "--delete forgets whole runs (their evaluations and turns); what they "
+                                      "share with other runs (sources, builds, baselines, paid answers) stays, "
+                                      "so a deleted run made again is served from it.")
+    runs.add_argument("--delete", metavar="NAME", nargs="+", help="delete these runs (exact names; see the list)")
     runs.add_argument("--json", action="store_true", help="machine-readable output")
     runs.set_defaults(func=cmd_runs)

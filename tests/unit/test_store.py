@@ -157,3 +157,21 @@ def test_a_sandboxed_run_is_not_served_an_unsandboxed_result(tmp_path):
                   problem_source="P")
         assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is None
         assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL, sandboxed=False) is not None
+
+
+def test_deleting_a_run_forgets_its_evaluations_and_turns_and_keeps_what_others_reused(tmp_path):
+    from harness.types import Completion, CompletionRequest
+    request = CompletionRequest(model="m", messages=({"role": "user", "content": "hi"},), sample=1)
+    with Store(tmp_path / "h.db") as store:
+        store.add_completion(request, Completion(text="x"))
+        for run in ("a", "b"):
+            store.ensure_run(run, kind="run", target="cuda", device_name="GPU", model="m")
+        first = store.add("a", result(), candidate_source="SRC", problem_source="PROB")
+        store.add_turn("a", "level1/x", 1, 1, completion_key=request.key, cached=False, candidate_source="SRC",
+                       candidate_sha256="c" * 64, candidate_path="a.py", reason=None)
+        store.set_turn_evaluation("a", "level1/x", 1, 1, first)
+        store.add("b", result(), candidate_source="SRC", problem_source="PROB", reused_from=first)
+        assert store.delete_run("a") == (1, 1)
+        assert [r.name for r in store.runs()] == ["b"] and store.results("b") == [result()]
+        assert store.completion(request.key) is not None and store.source("c" * 64) == "SRC"  # shared: kept
+        assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is not None  # still served
