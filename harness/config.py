@@ -68,6 +68,9 @@ class Settings(Frozen):
                                           "in a sandbox (harness/sandbox.py: a read-only file tree but for its own "
                                           "scratch directory, no network, its own process tree); off: without one, "
                                           "and its results are flagged unsandboxed")
+    cache_max_gb: float = Field(default=20.0, gt=0, description="Cap on the build cache and the precompiled "
+                                "headers together (GB): after each batch, the least recently used entries go "
+                                "(none used in the last hour); `harness cache` shows and prunes them")
     static_rules: bool = Field(default=True, description="Apply the static integrity rules; off only to test "
                                                          "the runtime defenses on their own")
     problems_dir: Path | None = Field(default=None, description="Problem root (None: the problem set shipped "
@@ -101,7 +104,8 @@ ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_T
        "HARNESS_TIMING_BUDGET": "timing.budget_s", "HARNESS_FORCE": "force", "HARNESS_REBUILD": "rebuild",
        "HARNESS_MAX_SPEEDUP": "max_speedup", "HARNESS_COMPILE_BASELINES": "compile_baselines",
        "HARNESS_CONTENTION_WAIT": "contention_wait_s", "HARNESS_PROBLEMS_DIR": "problems_dir",
-       "HARNESS_SOLUTIONS_DIR": "solutions_dir", "HARNESS_SANDBOX": "sandbox"}
+       "HARNESS_SOLUTIONS_DIR": "solutions_dir", "HARNESS_SANDBOX": "sandbox",
+       "HARNESS_CACHE_MAX_GB": "cache_max_gb"}
 # Setting -> its command-line flag, where it has one (the commands that take it: README, `harness CMD --help`).
 FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials", "build_timeout_s": "--build-timeout",
          "eval_timeout_s": "--eval-timeout", "build_workers": "--build-workers", "gpus": "--gpus",

@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from harness.api import RunError
 from harness.cli import bench as cli_bench
+from harness.cli import cache as cli_cache
 from harness.cli import config as cli_config
 from harness.cli import eval as cli_eval
 from harness.cli import problems as cli_problems
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_run.add_parsers(sub, eval_opts)
     cli_report.add_parsers(sub, problems_opts, store_opts, store_only)
     cli_bench.add_parser(sub)
+    cli_cache.add_parser(sub, store_opts)
     cli_config.add_parser(sub)
     return parser
 

@@ -17,6 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from harness.eval.cache import touch
 from harness.eval.confine import Confinement
 from harness.eval.pch_maker import make_requested_pchs
 from harness.process import (
@@ -156,6 +157,7 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
     with _exclusive(directory / ".harness-lock"):
         done = directory / RESULT_FILE
         if done.is_file() and not force:
+            touch(directory)  # its last use, for the cache's cap (cache.py)
             return BuildResult.model_validate_json(done.read_text()).model_copy(update={"cached": True})
         done.unlink(missing_ok=True)
         for entry in directory.iterdir():  # what an earlier build left: extensions, torch's stale `lock` files

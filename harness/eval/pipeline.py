@@ -16,6 +16,7 @@ from harness.device import devices_like
 from harness.eval import confine
 from harness.eval.baseline import device_peaks, measure_baselines
 from harness.eval.build import BUILD_PROTOCOL
+from harness.eval.cache import prune
 from harness.eval.candidate import load_candidate, precheck
 from harness.eval.evaluation import Job, result_for
 from harness.eval.rules import check as check_rules
@@ -90,6 +91,8 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
     if pending:
         run_pending([jobs[i] for i in pending], device, settings, store, on_built=events.built,
                     on_evaluated=lambda position, result: record(pending[position], result))
+        # the caches' cap: what this batch built was just used, so only older entries can go
+        prune(settings.cache_dir, int(settings.cache_max_gb * 1e9))
     return [results[i] for i in range(len(jobs))]
 
 
