@@ -228,6 +228,8 @@ class Baseline(Frozen):
     bytes_moved: int | None = Field(default=None, description="Minimal bytes moved: BYTES, else inputs + "
                                                               "parameters + outputs (eval dtype)")
     flops: int | None = Field(default=None, description="Minimal FLOPs: FLOPS, else torch's FLOP counter")
+    foreign_cpu: float | None = Field(default=None, description="cpu: the share of the cores' time other processes "
+                                                                "used while it was timed")
 
 
 class Peaks(Frozen):

@@ -92,9 +92,14 @@ def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync)
         sides: dict[str, Side] = {kind: timed_side(problem, device, dtype, spec.seed, kind, model)
                                   for kind, model in models.items()}
         timing = spec.timing.model_copy(update={"budget_s": spec.timing.budget_s * len(sides)})
+        cpus = cpu_load.usable_cpus() if device.type == "cpu" else set()
+        before = cpu_load.sample(cpus) if cpus else None
         timings, _ = time_interleaved(sides, timer, timing)
+        after = cpu_load.sample(cpus) if before else None
+    load = cpu_load.load_between(before, after, len(cpus)) if before and after else None
     eager_ms = timings["eager"].median_ms
-    found = {kind: Baseline(timing=t, eager_ms=None if kind == "eager" else eager_ms, **costs)
+    found = {kind: Baseline(timing=t, eager_ms=None if kind == "eager" else eager_ms,
+                            foreign_cpu=load.foreign if load else None, **costs)
              for kind, t in timings.items()}
     found.update({kind: Baseline(error=why, **costs) for kind, why in failed.items()})
     return found

@@ -31,7 +31,7 @@ from harness.cli.problems import memory_filter
 from harness.config import load_settings
 from harness.device import discover
 from harness.eval import cpu_ceiling
-from harness.eval.baseline import device_peaks, measure_baselines
+from harness.eval.baseline import device_peaks, measure_baselines, trusted
 from harness.problems import index as problem_index
 from harness.process import write_atomic
 from harness.report.leaderboard import (
@@ -82,7 +82,8 @@ def baseline_record(problem: Problem, found: dict[str, Baseline], error: str | N
         kinds[kind] = {"median_ms": ms, "rse": b.timing.rse if b.timing else None,
                        "n": b.timing.n if b.timing else None,
                        "sol_fraction": context.sol_fraction(ms),
-                       "speedup_vs_eager": b.eager_ms / ms if b.eager_ms and ms else None, "error": b.error}
+                       "speedup_vs_eager": b.eager_ms / ms if b.eager_ms and ms else None, "error": b.error,
+                       "foreign_cpu": b.foreign_cpu, "trusted": trusted(kind, b)}
     return {"problem": problem.id, "error": error, "sol_ms": context.sol_ms,
             "bytes_moved": eager.bytes_moved if eager else None, "flops": eager.flops if eager else None,
             "baselines": kinds}

@@ -4,7 +4,9 @@ candidate has touched) and cached in the store per (problem, device, torch versi
 Kinds (types.BASELINE_KINDS): `eager`, the reference as written, which every evaluation needs (a
 candidate that slows the reference down beside it shows up as `reference_slowed`); and the torch.compile
 modes, measured on request (`harness baseline`, or `--compile-baselines`), each timed interleaved with
-eager so its ratio to eager is exact. A torch.compile that fails is stored with its error, not retried.
+eager so its ratio to eager is exact. A torch.compile that fails is stored with its error, not retried. An
+eager time taken while other processes used the cores, or too noisy to trust, serves its run and is measured
+again by the next one.
 
 Peaks: the device's memory bandwidth and GEMM FLOP/s, measured once per device and torch version (on a
 CPU, again on later runs while every measurement was contended: cpu_ceiling.py), from which roofline.py
@@ -18,7 +20,7 @@ from collections.abc import Callable
 
 from harness.config import Settings
 from harness.eval.build import torch_version
-from harness.eval.cpu_ceiling import machine_tflops, merge_peaks, needs_measuring
+from harness.eval.cpu_ceiling import CONTENDED_SHARE, machine_tflops, merge_peaks, needs_measuring
 from harness.eval.evaluation import eval_env
 from harness.process import run_each
 from harness.protocol import BaselineItem, BaselineSpec
@@ -28,12 +30,23 @@ from harness.types import BASELINE_KINDS, PROTOCOL_VERSION, Baseline, DeviceInfo
 CHILD_SLACK_S = 120.0     # start-up and input generation, per problem
 COMPILE_ALLOWANCE_S = 900.0  # per torch.compile mode and problem (max-autotune benchmarks many kernels)
 PEAKS_TIMEOUT_S = 600.0
+NOISY_BASELINE_RSE = 0.05  # a stored baseline's relative standard error is at most this (timing aims at 0.01)
 
 Measured = dict[str, dict[str, Baseline]]  # problem sha256 -> kind -> baseline
 
 
 def baseline_key(problem: Problem, device: DeviceInfo, settings: Settings, kind: str = "eager") -> BaselineKey:
     return (problem.sha256, device.name, device.target, torch_version(), settings.dtype, PROTOCOL_VERSION, kind)
+
+
+def trusted(kind: str, baseline: Baseline) -> bool:
+    """Whether a stored measurement may stand for later runs. An eager time is compared with every later
+    evaluation's reference (reference_slowed) and shown as the problem's: not one taken while other processes
+    used the cores, nor one whose own spread says it was disturbed (it serves its run, and the next run measures
+    it again). A torch.compile kind counts by its ratio to eager, timed interleaved with it."""
+    if baseline.timing is None or kind != "eager":
+        return True
+    return baseline.timing.rse <= NOISY_BASELINE_RSE and (baseline.foreign_cpu or 0.0) <= CONTENDED_SHARE
 
 
 def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Settings, store: Store | None,
@@ -50,7 +63,7 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
     missing: dict[str, tuple[Problem, list[str]]] = {}
     for p in unique:
         stored = store.baselines(p.sha256, device.name, device.target, torch_version(), settings.dtype) if store else {}
-        need = [k for k in kinds if force or k not in stored]
+        need = [k for k in kinds if force or k not in stored or not trusted(k, stored[k])]
         found[p.sha256] = {k: b for k, b in stored.items() if k in kinds and k not in need}
         if need:
             missing[p.id] = (p, need)

@@ -42,8 +42,15 @@ def test_a_second_call_is_served_from_the_store(measured, results_dir):
                    timeout=120)
     assert proc.returncode == 0, proc.stderr
     again = json.loads(proc.stdout)
-    if (measured["peaks"]["foreign_cpu"] or 0) <= CONTENDED_SHARE:
+    kept = [b["trusted"] for p in measured["problems"] for b in p["baselines"].values()]
+    if (measured["peaks"]["foreign_cpu"] or 0) <= CONTENDED_SHARE and all(kept):
         assert again == measured
+        return
+    # an eager baseline timed while other processes used the cores is measured again, the others are served
+    first, second = measured["problems"][0]["baselines"], again["problems"][0]["baselines"]
+    served = {k for k in second if second[k]["median_ms"] == first[k]["median_ms"]}
+    assert {k for k, b in first.items() if b["trusted"]} <= served
+    if not all(kept):
         return
     # peaks measured while other processes used the cores are measured again, keeping the fastest copy
     assert again["peaks"]["best_bandwidth_gbs"] >= measured["peaks"]["best_bandwidth_gbs"]
@@ -75,6 +82,31 @@ def test_a_failing_torch_compile_is_recorded_and_eager_still_measured(tmp_path):
     text = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--kinds", "compile",
                    "--results-dir", tmp_path, env={"COLUMNS": "250"}, timeout=120).stdout
     assert "compile: torch.compile (mode=default) failed" in text  # stored: shown again, not retried
+
+
+def test_an_eager_baseline_timed_beside_other_work_is_not_stored(tmp_path):
+    """It serves its run and the next one measures it again; trusted, it would stand for every later one (a
+    cpu/relu eager of 12 ms, 0.9 ms idle, was shown in every report and blinded the slowed-reference check)."""
+    import os
+    import subprocess
+    import sys
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(max(2, cores))]
+    try:
+        proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--kinds", "eager", "--json",
+                       "--timing-budget", "1", "--results-dir", tmp_path, timeout=600)
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+    assert proc.returncode == 0, proc.stderr
+    eager = json.loads(proc.stdout)["problems"][0]["baselines"]["eager"]
+    assert eager["median_ms"] > 0 and eager["foreign_cpu"] > CONTENDED_SHARE and not eager["trusted"], eager
+    proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--kinds", "eager", "--json",
+                   "--timing-budget", "1", "--results-dir", tmp_path, timeout=600)
+    again = json.loads(proc.stdout)["problems"][0]["baselines"]["eager"]
+    assert again["median_ms"] != eager["median_ms"] and again["n"] is not None  # measured again, not served
 
 
 def test_bad_kinds_exit_2(tmp_path):

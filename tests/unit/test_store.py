@@ -175,3 +175,20 @@ def test_deleting_a_run_forgets_its_evaluations_and_turns_and_keeps_what_others_
         assert [r.name for r in store.runs()] == ["b"] and store.results("b") == [result()]
         assert store.completion(request.key) is not None and store.source("c" * 64) == "SRC"  # shared: kept
         assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is not None  # still served
+
+
+def test_a_baseline_is_stored_only_if_it_was_timed_undisturbed():
+    from harness.eval.baseline import NOISY_BASELINE_RSE, trusted
+    from harness.eval.cpu_ceiling import CONTENDED_SHARE
+    from harness.types import Baseline
+
+    def timed(rse):
+        return Timing(median_ms=1.0, mean_ms=1.0, std_ms=0.1, min_ms=0.9, n=10, rse=rse)
+
+    assert trusted("eager", Baseline(timing=timed(0.01), foreign_cpu=0.02))
+    assert trusted("eager", Baseline(timing=timed(0.01)))  # a GPU's: no cpu share measured
+    assert trusted("compile", Baseline(error="torch.compile failed"))  # a failure is the problem's, kept
+    assert not trusted("eager", Baseline(timing=timed(0.01), foreign_cpu=CONTENDED_SHARE + 0.05))
+    assert not trusted("eager", Baseline(timing=timed(NOISY_BASELINE_RSE * 2), foreign_cpu=0.0))
+    # a torch.compile kind counts by its ratio to eager, timed beside it: kept under load
+    assert trusted("compile", Baseline(timing=timed(0.01), foreign_cpu=0.9, eager_ms=2.0))
