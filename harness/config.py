@@ -262,6 +262,14 @@ def explain_settings(config_file: Path | str | None = None, **flags) -> list[Set
     return load_settings_with_sources(config_file, **flags)[1]
 
 
+def store_settings(config_file: Path | str | None = None, **flags) -> Settings:
+    """Settings for a command that only reads or prunes what is stored: results_dir, db_path and cache_max_gb
+    from their layers, every other setting its default, so that a bad unrelated value (HARNESS_TRIALS=abc)
+    breaks only the commands that use it."""
+    given = _layers(config_file, dict(flags))
+    return _build({k: v for k, v in given.items() if k in ("results_dir", "db_path", "cache_max_gb")})
+
+
 def load_settings(config_file: Path | str | None = None, **flags) -> Settings:
     """Defaults < the TOML file (config_file, which must exist, else ./harness.toml if present) < HARNESS_*
     variables < flags. A flag of None is not given; timing's as timing={"budget_s": ...}. Raises SettingsError."""

@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.cli.console import emit_json, out
-from harness.config import load_settings
+from harness.config import store_settings
 from harness.eval.cache import IN_USE_S, Entry, entries, prune
 from harness.report.tables import name_column, number_column, print_table
 
@@ -39,7 +39,7 @@ def totals(found: list[Entry]) -> dict[str, dict]:
 
 
 def cmd_cache(args) -> int:
-    settings = load_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db)
+    settings = store_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db)
     removed = []
     if args.action == "prune":
         cap = settings.cache_max_gb if args.max_gb is None else max(0.0, args.max_gb)

@@ -28,7 +28,7 @@ from harness.cli.console import (
     problem_root,
 )
 from harness.cli.problems import memory_filter
-from harness.config import load_settings
+from harness.config import load_settings, store_settings
 from harness.device import discover
 from harness.eval import cpu_ceiling
 from harness.eval.baseline import device_peaks, measure_baselines, trusted
@@ -151,7 +151,7 @@ def cmd_baseline(args) -> int:
 # ---- harness report / runs ----
 
 def _open_store(args) -> Store:
-    settings = load_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db)
+    settings = store_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db)
     if not settings.db.is_file():
         raise UsageError(f"no results yet: {settings.db} does not exist (run `harness run` or `harness eval` first)")
     return Store(settings.db)

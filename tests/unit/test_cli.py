@@ -93,6 +93,19 @@ def test_version_names_what_results_depend_on():
     assert [line.split()[0] for line in lines[1:]] == ["python", "torch", "triton", "nvcc"]
 
 
+def test_a_bad_unrelated_setting_breaks_only_the_commands_that_use_it(tmp_path):
+    from harness.store import Store
+
+    with Store(tmp_path / "harness.db") as store:
+        store.ensure_run("r", kind="eval", target="cpu", device_name="CPU")
+    env = {"HARNESS_TRIALS": "many"}
+    proc = run_cli("runs", "--json", "--results-dir", tmp_path, env=env)
+    assert proc.returncode == 0 and json.loads(proc.stdout)[0]["name"] == "r", proc.stderr
+    assert run_cli("cache", "--json", "--results-dir", tmp_path, env=env).returncode == 0
+    proc = run_cli("eval", "--problem", "cpu/relu", "--target", "cpu", "--results-dir", tmp_path, "x.py", env=env)
+    assert proc.returncode == 2 and "HARNESS_TRIALS" in proc.stderr
+
+
 def test_bad_flag_values_exit_2():
     proc = run_cli("eval", "--problem", "x", "--eval-timeout", "-3", "a.py")
     assert proc.returncode == 2 and "must be positive" in proc.stderr
