@@ -63,6 +63,7 @@ def precompiled_header_dir(cpp_ext, arguments: dict) -> Path | None:
         return None
     directory = pch_root() / _key(command)
     if (directory / PCH_FILE).is_file() and not (directory / PCH_FAILED).is_file():
+        request({"use": directory.name})  # its last use, for the caches' cap (eval/cache.py)
         return directory
     if not (directory / PCH_FAILED).is_file():
         request({"make": directory.name, "command": command})
@@ -137,7 +138,8 @@ def _key(command: list[str]) -> str:
 
 
 def request(record: dict) -> None:
-    """Ask the parent for a PCH to be made or retired after this build (a build child may not write them)."""
+    """Ask the parent for a PCH to be made, retired or marked used after this build (a build child may not
+    write them)."""
     path = os.environ.get(PCH_REQUESTS_ENV)
     if path:
         append_line(Path(path), record)

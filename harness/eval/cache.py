@@ -1,10 +1,10 @@
 """The disk caches and their cap: finished builds (RESULTS_DIR/cache/builds, one directory per build key) and
 precompiled headers (pch_root(), one directory per key, ~0.8 GB each, shared by every results directory).
 
-An entry's last use is its directory's modification time: a build served from the cache touches it, a build or
-a PCH made anew writes into it. Pruning removes the least recently used entries until the total fits the cap,
-and never one used in the last IN_USE_S seconds or locked by a build in progress (another harness process may be
-about to evaluate it)."""
+An entry's last use is its directory's modification time: a build served from the cache touches it, a build
+that took a PCH asks for it to be touched (pch_maker.py), a build or a PCH made anew writes into it. Pruning
+removes the least recently used entries until the total fits the cap, and never one used in the last IN_USE_S
+seconds or locked by a build in progress (another harness process may be about to evaluate it)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The precompiled headers a build asked for, made after it (child/pch.py says why a build child never makes
 them): each by `python -m harness.child pch DIR`, sandboxed to DIR, the key's own directory. What a request
 says is a candidate's word: the child checks that the command is the key's, so a forged request can only make
-the PCH of its own flags; a retire request costs later builds time, never a verdict."""
+the PCH of its own flags; a retire request costs later builds time, never a verdict; a use request (a build
+took an existing PCH) marks its last use for the caches' cap."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+from harness.eval.cache import touch
 from harness.eval.confine import Confinement
 from harness.process import PCH_COMMAND, child_env, pch_root, run_child, write_atomic
 
@@ -31,7 +33,10 @@ def make_requested_pchs(requests: Path, confinement: Confinement | None) -> None
             continue
         if not isinstance(record, dict) or taken >= MAX_REQUESTS:
             continue
-        if _is_key(record.get("retire")):
+        if _is_key(record.get("use")):  # a forged one only keeps a PCH from the cap a while longer
+            taken += 1
+            touch(pch_root() / record["use"])
+        elif _is_key(record.get("retire")):
             taken += 1
             _retire(pch_root() / record["retire"], str(record.get("why", ""))[:500])
         elif _is_key(record.get("make")) and isinstance(record.get("command"), list):

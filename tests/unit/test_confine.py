@@ -58,6 +58,19 @@ def test_a_retire_request_retires_an_existing_pch_only(tmp_path, pch_root):
     assert not (pch_root / ("e" * 32)).exists()
 
 
+def test_a_use_request_marks_an_existing_pch_used_now(tmp_path, pch_root):
+    import os
+    import time
+
+    used = pch_root / ("c" * 32)
+    used.mkdir(parents=True)
+    os.utime(used, (1, 1))
+    requests = tmp_path / "pch-requests.jsonl"
+    requests.write_text(json.dumps({"use": "c" * 32}) + "\n" + json.dumps({"use": "../../etc"}) + "\n")
+    pch_maker.make_requested_pchs(requests, None)
+    assert time.time() - used.stat().st_mtime < 60 and sorted(p.name for p in pch_root.iterdir()) == ["c" * 32]
+
+
 def test_the_pch_child_makes_only_the_command_of_its_key(tmp_path):
     import subprocess
     import sys
