@@ -164,7 +164,8 @@ def _delete_runs(args) -> int:
         deleted = [{"run": name, **dict(zip(("evaluations", "turns"), store.delete_run(name)))} for name in wanted]
     if args.json:
         emit_json(deleted)
-    for d in deleted if not args.json else ():
+        return 0
+    for d in deleted:
         out.print(f"deleted run {escape(d['run'])}: {d['evaluations']} evaluations, {d['turns']} turns")
     return 0
 

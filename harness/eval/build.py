@@ -17,7 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from harness.eval.cache import touch
+from harness.eval.cache import LOCK, touch
 from harness.eval.confine import Confinement
 from harness.eval.pch_maker import make_requested_pchs
 from harness.process import (
@@ -154,14 +154,14 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
     key = build_sha256(candidate, device, sandboxed=confinement is not None)
     directory = (cache_dir / "builds" / key[:32]).resolve()
     directory.mkdir(parents=True, exist_ok=True)
-    with _exclusive(directory / ".harness-lock"):
+    with _exclusive(directory / LOCK):
         done = directory / RESULT_FILE
         if done.is_file() and not force:
             touch(directory)  # its last use, for the cache's cap (cache.py)
             return BuildResult.model_validate_json(done.read_text()).model_copy(update={"cached": True})
         done.unlink(missing_ok=True)
         for entry in directory.iterdir():  # what an earlier build left: extensions, torch's stale `lock` files
-            if entry.name != ".harness-lock":
+            if entry.name != LOCK:
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
         (directory / CANDIDATE_FILE).write_text(candidate.source)
         log_path = directory / LOG_FILE

@@ -18,7 +18,7 @@ from pathlib import Path
 from harness.process import pch_root
 
 IN_USE_S = 3600.0
-LOCK = ".harness-lock"
+LOCK = ".harness-lock"  # a build holds it while it builds (build.py), and pruning skips what is held
 
 
 @dataclass(frozen=True)
