@@ -6,6 +6,7 @@ import ast
 import hashlib
 from pathlib import Path
 
+from harness.eval import source_graph
 from harness.types import Candidate, Status
 
 
@@ -31,14 +32,7 @@ def precheck(source: str) -> tuple[Status, str] | None:
         tree = ast.parse(source)
     except SyntaxError as exc:
         return "compile_error", f"SyntaxError at line {exc.lineno}: {exc.msg}"
-    defines = any(
-        (isinstance(node, ast.ClassDef) and node.name == "ModelNew")
-        or (isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
-            isinstance(t, ast.Name) and t.id == "ModelNew"
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])))
-        or (isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-            (alias.asname or alias.name) == "ModelNew" for alias in node.names))
-        for node in tree.body)
+    defines = source_graph.entry(tree) is not None
     if not defines:
         return "no_code", "the candidate defines no ModelNew (a class ModelNew(nn.Module) at module level)"
     return None

@@ -31,6 +31,7 @@ class Rule:
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in (
     Rule("no-kernel", "reject", "builds no custom kernel (load_inline, load or a triton.jit function)"),
+    Rule("entry-point", "reject", "ModelNew is not a class defined in the file, so no rule can see what it runs"),
     Rule("kernel-unused", "reject", "ModelNew.forward never reaches the compiled kernel"),
     Rule("reference-model", "reject", "ModelNew subclasses, builds or calls the reference Model"),
     Rule("torch-fallback", "reject", "an except handler falls back to PyTorch (or swallows a failed build)"),
@@ -270,17 +271,21 @@ class _Checker:
             self.add("no-kernel", self.tree.body[0] if self.tree.body else self.tree,
                      "no load_inline / load call and no triton.jit function")
             return
-        cls = source_graph.model_new(self.tree)
-        if cls is None:
+        entry = source_graph.entry(self.tree)
+        if entry is None:
             return
-        forward = source_graph.method(cls, "forward")
+        if entry.why:
+            self.add("entry-point", entry.node, f"ModelNew is {entry.why}; define `class ModelNew(nn.Module)` (or "
+                                                "bind ModelNew to a class defined above it)")
+            return
+        forward = entry.forward
         if forward is None:
-            self.add("kernel-unused", cls, "ModelNew defines no forward")
+            self.add("kernel-unused", entry.classes[0], "ModelNew defines no forward")
             return
         if not source_graph.reaches_kernel(source_graph.names(forward, self.index), self.graph):
             self.add("kernel-unused", forward, "forward computes without calling the compiled kernel")
-        nn_layers = self.nn_layers(cls)
-        for fn in source_graph.reachable_defs(cls, self.tree, self.index):
+        nn_layers = {k: v for cls in reversed(entry.classes) for k, v in self.nn_layers(cls).items()}
+        for fn in source_graph.reachable_defs(forward, self.tree, self.index):
             for call in ast.walk(fn):
                 if not isinstance(call, ast.Call):
                     continue

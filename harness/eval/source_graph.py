@@ -1,11 +1,14 @@
-"""What a candidate's source reaches, for the static rules (rules.py): an index of its imports and
-definitions, a graph from each name to the names its definition mentions, and whether ModelNew.forward
-reaches a kernel build (load_inline / load) through it."""
+"""What a candidate's source reaches, for the static rules (rules.py): what the name ModelNew is bound to
+(the one definition extraction, the precheck and the rules share), an index of its imports and definitions, a
+graph from each name to the names its definition mentions, and whether ModelNew.forward reaches a kernel build
+(load_inline / load) through it."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 KERNEL_BUILDERS = {"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load",
                    "triton.jit", "triton.autotune", "cupy.RawKernel", "cupy.RawModule", "numba.cuda.jit"}
@@ -142,8 +145,89 @@ def kernel_modules(tree: ast.Module, index: Index) -> set[str]:
     return found
 
 
-def model_new(tree: ast.Module) -> ast.ClassDef | None:
-    return next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"), None)
+ENTRY = "ModelNew"
+_BINDS_ENTRY = re.compile(rf"^[ \t]*(class[ \t]+{ENTRY}\b|{ENTRY}[ \t]*(:[^=\n]*)?=[^=])", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What ModelNew is at the end of the module, as far as the source shows: a class defined in the file (its
+    own class first, then the bases defined in the file, in lookup order), or `why` it is something else."""
+
+    node: ast.AST                            # the statement that binds it last
+    classes: tuple[ast.ClassDef, ...] = ()
+    why: str | None = None                   # not a class of the file: how it is bound (the rules reject it)
+
+    @property
+    def forward(self) -> ast.FunctionDef | None:
+        return next((m for cls in self.classes if (m := method(cls, "forward"))), None)
+
+
+def entry(tree: ast.Module) -> Entry | None:
+    """The binding of ModelNew that the module leaves (None: nothing binds it). `ModelNew = Impl` is Impl;
+    a binding the source cannot settle (an import, a call's result, one inside an if or try) has a `why`."""
+    bound: dict[str, ast.ClassDef | str] = {}
+    bases: dict[int, list[ast.ClassDef]] = {}
+    where: dict[str, ast.AST] = {}
+    for stmt in tree.body:
+        for name, value in _bindings(stmt, bound):
+            bound[name], where[name] = value, stmt
+            if isinstance(value, ast.ClassDef) and value is stmt:
+                bases[id(stmt)] = [bound[b.id] for b in stmt.bases
+                                   if isinstance(b, ast.Name) and isinstance(bound.get(b.id), ast.ClassDef)]
+    if ENTRY not in bound:
+        return None
+    if any(isinstance(n, ast.Global) and ENTRY in n.names for n in ast.walk(tree)):
+        return Entry(where[ENTRY], why="assigned through a global statement")
+    value = bound[ENTRY]
+    if isinstance(value, str):
+        return Entry(where[ENTRY], why=value)
+    chain: list[ast.ClassDef] = []
+    todo = [value]
+    while todo:  # depth first, left to right: Python's lookup order for the single inheritance answers use
+        cls = todo.pop(0)
+        if cls not in chain:
+            chain.append(cls)
+            todo[:0] = bases.get(id(cls), [])
+    return Entry(where[ENTRY], classes=tuple(chain))
+
+
+def _bindings(stmt: ast.stmt, bound: dict) -> list[tuple[str, ast.ClassDef | str]]:
+    """The top-level names one statement binds, each to a class of the file or to how it is bound."""
+    if isinstance(stmt, ast.ClassDef):
+        return [(stmt.name, stmt)]
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [(stmt.name, f"the function {stmt.name}")]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [((a.asname or a.name).split(".")[0], f"imported ({a.name})") for a in stmt.names]
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if isinstance(stmt.value, ast.Name):
+            value = bound.get(stmt.value.id, f"{stmt.value.id}, which is not a class defined before it")
+        else:
+            value = f"the result of `{ast.unparse(stmt.value)[:60]}`"
+        return [(t.id, value if isinstance(t, ast.Name) else "bound by unpacking")
+                for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)]
+    line = getattr(stmt, "lineno", 0)
+    return [(name, f"bound inside a `{type(stmt).__name__.lower()}` statement (line {line})")
+            for name in _stored_names(stmt)]
+
+
+def _stored_names(stmt: ast.stmt) -> set[str]:
+    return {n.name if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) else n.id
+            for n in ast.walk(stmt)
+            if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            or (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))}
+
+
+def binds_entry(source: str, to_a_class: bool = False) -> bool:
+    """Whether a source binds ModelNew (`to_a_class`: to a class defined in it); for a source that does not
+    parse, whether a line looks like it does."""
+    try:
+        found = entry(ast.parse(source))
+    except (SyntaxError, ValueError):
+        return bool(_BINDS_ENTRY.search(source))
+    return found is not None and not (to_a_class and found.why)
 
 
 def method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
@@ -151,13 +235,12 @@ def method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
                 None)
 
 
-def reachable_defs(cls: ast.ClassDef, tree: ast.Module, index: Index) -> list[ast.AST]:
+def reachable_defs(forward: ast.AST | None, tree: ast.Module, index: Index) -> list[ast.AST]:
     """forward and the functions and methods it reaches by name: the code a timed call runs."""
     defs: dict[str, list[ast.AST]] = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defs.setdefault(node.name, []).append(node)
-    forward = method(cls, "forward")
     if forward is None:
         return []
     seen: set[int] = set()

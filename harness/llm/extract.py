@@ -1,14 +1,16 @@
-"""Completion text -> candidate source: the last fenced code block that defines `class ModelNew`."""
+"""Completion text -> candidate source: the last fenced code block that binds `ModelNew` (source_graph.entry:
+the definition the precheck and the static rules use too)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from harness.eval.source_graph import binds_entry
+
 # A fence is 3+ backticks or tildes at the start of a line; it closes with the same character, at
 # least as many of them, alone on a line (CommonMark). Unclosed fences (a cut-off answer) never count.
 _FENCE_OPEN = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)$", re.MULTILINE)
-_DEFINES_MODEL_NEW = re.compile(r"^[ \t]*class[ \t]+ModelNew\b", re.MULTILINE)
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
@@ -43,9 +45,11 @@ def fenced_blocks(text: str) -> list[str]:
 def extract(text: str, finish_reason: str | None = None) -> Extraction:
     answer = strip_thinking(text)
     blocks = fenced_blocks(answer)
-    for block in reversed(blocks):
-        if _DEFINES_MODEL_NEW.search(block):
-            return Extraction(block.rstrip() + "\n", None)
+    # A usage snippet (`from solution import ModelNew`) after the answer does not replace it.
+    for to_a_class in (True, False):
+        for block in reversed(blocks):
+            if binds_entry(block, to_a_class):
+                return Extraction(block.rstrip() + "\n", None)
     if finish_reason == "length":
         reason = "the answer was cut off at the token limit (finish_reason=length) before a complete code block"
     elif not answer.strip():
@@ -53,5 +57,5 @@ def extract(text: str, finish_reason: str | None = None) -> Extraction:
     elif not blocks:
         reason = "the answer has no fenced code block"
     else:
-        reason = f"none of the {len(blocks)} fenced code blocks defines class ModelNew"
+        reason = f"none of the {len(blocks)} fenced code blocks defines ModelNew"
     return Extraction(None, reason)

@@ -9,6 +9,14 @@ def test_last_block_defining_model_new_wins_over_drafts():
     assert extract(text).source == FINAL
 
 
+def test_an_alias_counts_and_a_usage_snippet_after_the_answer_does_not_replace_it():
+    alias = "import torch.nn as nn\n\nclass Impl(nn.Module):\n    pass\n\nModelNew = Impl\n"
+    usage = "from solution import ModelNew\nmodel = ModelNew().cuda()\n"
+    assert extract(f"```python\n{alias}```\nUse it:\n```python\n{usage}```\n").source == alias
+    broken = "class ModelNew(nn.Module:\n    pass\n"  # the final answer, with a syntax error: still the answer
+    assert extract(f"```python\n{FINAL}```\n```python\n{broken}```\n").source == broken
+
+
 def test_a_trailing_comment_only_block_is_skipped():
     text = f"```python\n{FINAL}```\n\nNotes:\n```python\n# compile with -O3\n# and enjoy\n```\n"
     assert extract(text).source == FINAL

@@ -132,6 +132,14 @@ TRICKS = {
             def forward(self, x):
                 return torch.relu(x)
     """, "import torch\nimport torch.nn as nn\n"),
+    "entry-point": ("""
+        class Impl(nn.Module):
+            def forward(self, x):
+                return torch.relu(x)
+        def pick():
+            return Impl
+        ModelNew = pick()
+    """, HEADER),
     "kernel-unused": ("""
         class ModelNew(nn.Module):
             def __init__(self):
@@ -250,3 +258,30 @@ def test_rejection_message_names_rule_line_and_reason():
                     "    def forward(self, x):\n        return ext.relu(x)\n")
     message = verdict.message()
     assert "[introspection] line 8: imports gc" in message and RULES["introspection"].reason in message
+
+
+ALIASED = textwrap.dedent("""
+    class Impl(nn.Module):
+        def forward(self, x):
+            return {body}
+""")
+
+
+@pytest.mark.parametrize("binding, rules", [
+    ("ModelNew = Impl\n", {"kernel-unused", "torch-ops"}),  # was: no finding at all, evaluated and counted
+    ("Chosen = Impl\nModelNew = Chosen\n", {"kernel-unused", "torch-ops"}),
+    ("class ModelNew(Impl):\n    pass\n", {"kernel-unused", "torch-ops"}),
+    ("class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.relu(x)\nModelNew = Impl\n",
+     {"kernel-unused", "torch-ops"}),  # the last binding is what the harness imports
+    ("try:\n    ModelNew = Impl\nexcept Exception:\n    ModelNew = None\n", {"entry-point"}),
+    ("from elsewhere import ModelNew\n", {"entry-point"}),
+    ("ModelNew = type('ModelNew', (Impl,), {})\n", {"entry-point"}),
+])
+def test_whatever_binds_model_new_is_what_the_rules_inspect(binding, rules):
+    assert findings(ALIASED.format(body="torch.relu(x)") + binding) == rules
+
+
+@pytest.mark.parametrize("binding", ["ModelNew = Impl\n", "class ModelNew(Impl):\n    pass\n",
+                                     "class Mid(Impl):\n    pass\nclass ModelNew(Mid):\n    pass\n"])
+def test_an_alias_or_a_subclass_of_a_kernel_class_passes(binding):
+    assert findings(ALIASED.format(body="ext.relu(x)") + binding) == set()
