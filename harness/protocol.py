@@ -11,6 +11,35 @@ from pydantic import ConfigDict, Field, model_validator
 from harness.types import CheckResult, Frozen, Status, Target, Timing, TimingSettings
 
 
+class OutputStats(Frozen):
+    """One reference output's values, for the degeneracy checks: numel alone for an empty output; numel,
+    floating and constant for an integer or bool one; everything for a floating one (over finite values)."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")  # min and max are +-inf when no value is finite
+
+    numel: int = Field(description="Elements")
+    floating: bool | None = Field(default=None, description="A floating-point output; None when empty")
+    constant: bool | None = Field(default=None, description="Every element has the same value")
+    nonfinite: int | None = Field(default=None, description="NaN and Inf elements")
+    near_zero_fraction: float | None = Field(default=None, description="Share of elements within atol of 0")
+    mean: float | None = Field(default=None, description="Mean")
+    mean_abs: float | None = Field(default=None, description="Mean of |x|")
+    std: float | None = Field(default=None, description="Standard deviation")
+    min: float | None = Field(default=None, description="Smallest value")
+    max: float | None = Field(default=None, description="Largest value")
+    constant_passes: bool | None = Field(default=None, description="A tensor filled with the mean would pass "
+                                                                   "the correctness check")
+
+    @model_validator(mode="after")
+    def _complete(self) -> OutputStats:
+        needed = FLOATING_STATS if self.floating else ("constant",) if self.floating is False else ()
+        missing = [name for name in needed if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"{'a floating' if self.floating else 'an integer'} output's stats lack "
+                             f"{', '.join(missing)}")
+        return self
+
+
 class WorkerReport(Frozen):
     """What the evaluation child process reports to its parent (as JSON)."""
 
@@ -25,6 +54,11 @@ class WorkerReport(Frozen):
     torch_version: str = Field(description="torch.__version__ in the child")
     stages: dict[str, float] = Field(default_factory=dict, description="Seconds spent in setup, check, time; cpu: "
                                      "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: child/observe.py)")
+    reference_stats: tuple[OutputStats, ...] = Field(default=(), description="The reference's outputs on the "
+                                                      "first trial, for the parent's informativeness check")
+    seed_mismatch: tuple[float, ...] | None = Field(default=None, description="Per output: the share of a sample "
+                                                    "of elements a second seed changed beyond the tolerance (None: "
+                                                    "one trial only)")
 
 
 class WorkerSpec(Frozen):
@@ -112,35 +146,6 @@ class TensorComparison(Frozen):
 
 FLOATING_STATS = ("constant", "nonfinite", "near_zero_fraction", "mean", "mean_abs", "std", "min", "max",
                   "constant_passes")
-
-
-class OutputStats(Frozen):
-    """One reference output's values, for the degeneracy checks: numel alone for an empty output; numel,
-    floating and constant for an integer or bool one; everything for a floating one (over finite values)."""
-
-    model_config = ConfigDict(ser_json_inf_nan="constants")  # min and max are +-inf when no value is finite
-
-    numel: int = Field(description="Elements")
-    floating: bool | None = Field(default=None, description="A floating-point output; None when empty")
-    constant: bool | None = Field(default=None, description="Every element has the same value")
-    nonfinite: int | None = Field(default=None, description="NaN and Inf elements")
-    near_zero_fraction: float | None = Field(default=None, description="Share of elements within atol of 0")
-    mean: float | None = Field(default=None, description="Mean")
-    mean_abs: float | None = Field(default=None, description="Mean of |x|")
-    std: float | None = Field(default=None, description="Standard deviation")
-    min: float | None = Field(default=None, description="Smallest value")
-    max: float | None = Field(default=None, description="Largest value")
-    constant_passes: bool | None = Field(default=None, description="A tensor filled with the mean would pass "
-                                                                   "the correctness check")
-
-    @model_validator(mode="after")
-    def _complete(self) -> OutputStats:
-        needed = FLOATING_STATS if self.floating else ("constant",) if self.floating is False else ()
-        missing = [name for name in needed if getattr(self, name) is None]
-        if missing:
-            raise ValueError(f"{'a floating' if self.floating else 'an integer'} output's stats lack "
-                             f"{', '.join(missing)}")
-        return self
 
 
 class FullObservation(Frozen):

@@ -32,7 +32,10 @@ BuildStatus = Literal["ok", "compile_error", "timeout", "harness_error"]
 # while it was timed): such a result never counts in fast_p, the
 # geometric mean or "best" (see harness/eval/plausibility.py). Other flags (noisy_timing, torch_ops) inform.
 EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work",
-                             "contended"})
+                             "contended", "uninformative_problem"})
+# The problem's reference output cannot tell a right answer from a wrong one at its tolerance (problems/gate.py's
+# degenerate_reasons, checked in every evaluation): the verdict says nothing, so the result is in no rate at all.
+UNINFORMATIVE = "uninformative_problem"
 
 
 def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -40,8 +43,9 @@ def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 4  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
-# 4: harness_error, contention checks, the cpu speed of light as a true upper bound
+PROTOCOL_VERSION = 5  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
+# 4: harness_error, contention checks, the cpu speed of light as a true upper bound; 5: every evaluation checks
+# that the reference output is informative, and one value everywhere where the reference varies is incorrect
 
 
 class Frozen(BaseModel):
@@ -149,6 +153,8 @@ class EvalResult(Frozen):
     check: CheckResult | None = Field(default=None, description="Correctness details")
     error: str | None = Field(default=None, description="Error message, or None")
     flags: tuple[str, ...] = Field(default=(), description="Measurement warnings, empty when clean")
+    uninformative: str | None = Field(default=None, description="Why the problem's reference output cannot tell a "
+                                  "right answer from a wrong one (flag uninformative_problem), or None")
     build: BuildResult | None = Field(default=None, description="Build outcome (log included)")
     stages: dict[str, float] = Field(default_factory=dict, description="Seconds per stage: build, queue (built, "
                                      "waiting for a device), eval (from hand-off to the child until it exited), and "
@@ -186,6 +192,7 @@ class EvalResult(Frozen):
             "ref_runtime_ms": self.ref_runtime_ms,
             "error": self.error,
             "flags": list(self.flags),
+            "uninformative": self.uninformative,
             "counted": self.counted,
             "max_abs_err": self.check.max_abs_err if self.check else None,
             "max_rel_err": self.check.max_rel_err if self.check else None,

@@ -116,7 +116,7 @@ def fooled(entry: Entry, outcome: dict) -> bool:
     return outcome["correct"] and (kind != "faster" or outcome["speedup"] > 1.2)
 
 
-KINDS = {"torch-for-show", "try-except-fallback", "reference-model", "output-cache", "mutate-inputs",
+KINDS = {"torch-for-show", "aliased-entry", "try-except-fallback", "reference-model", "output-cache", "mutate-inputs",
          "lazy-subclass", "patch-clock", "slow-reference", "gc-expected", "low-precision", "read-env"}
 # A freed block is not handed back intact on the CPU (malloc writes its free-list pointers into it), so
 # returning uninitialised memory is a GPU trick; hiding work after return is a thread on the CPU, a stream on the GPU.

@@ -10,8 +10,14 @@ from dataclasses import dataclass
 
 import torch
 
+from harness.protocol import OutputStats
+
 DEFAULT_TOLERANCE = {torch.float32: 1e-4, torch.float64: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2}
 CHUNK = 1 << 24
+SEED_SAMPLE = 1 << 16  # elements of each reference output compared between two seeds
+# A reference output "varies" when its std is at least this share of its mean |x| (problems/gate.py's MIN_REL_STD):
+# a candidate output that is one value everywhere is then wrong, whatever the absolute tolerance lets through.
+VARIES_REL_STD = 1e-3
 
 
 def tolerances(dtype: torch.dtype, atol: float | None, rtol: float | None) -> tuple[float, float]:
@@ -105,3 +111,64 @@ def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.is_floating_point() or a.is_complex():
         return bool(((a == b) | (a.isnan() & b.isnan())).all())
     return bool(torch.equal(a, b))
+
+
+# ---- is the reference informative? (what the parent's problems/gate.py decides from) ----
+
+def tensors(obj) -> list[torch.Tensor]:
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for item in obj for t in tensors(item)]
+    return []
+
+
+def output_stats(t: torch.Tensor, atol: float, rtol: float) -> OutputStats:
+    """What the degeneracy checks need, computed in chunks so no full-size temporary is made."""
+    n = t.numel()
+    if n == 0:
+        return OutputStats(numel=0)
+    if not t.is_floating_point():
+        return OutputStats(numel=n, floating=False, constant=bool((t == t.reshape(-1)[0]).all()))
+    flat = t.reshape(-1)
+    near_zero = nonfinite = 0
+    total = total_abs = total_sq = 0.0
+    lo, hi = float("inf"), float("-inf")
+    for start in range(0, n, CHUNK):
+        c = flat[start:start + CHUNK].double()
+        finite = c.isfinite()
+        nonfinite += int((~finite).sum())
+        c = c[finite]
+        near_zero += int((c.abs() <= atol).sum())
+        total += float(c.sum())
+        total_abs += float(c.abs().sum())
+        total_sq += float((c * c).sum())
+        if c.numel():
+            lo, hi = min(lo, float(c.min())), max(hi, float(c.max()))
+    m = max(n - nonfinite, 1)
+    mean = total / m
+    std = max(total_sq / m - mean * mean, 0.0) ** 0.5
+    # Would a tensor filled with one value (the mean) pass the correctness check?
+    constant_mismatch = 0
+    for start in range(0, n, CHUNK):
+        c = flat[start:start + CHUNK].double()
+        constant_mismatch += int(((c - mean).abs() > atol + rtol * c.abs()).sum())
+    return OutputStats(numel=n, floating=True, nonfinite=nonfinite, near_zero_fraction=near_zero / n,
+                       mean=mean, mean_abs=total_abs / m, std=std, min=lo, max=hi,
+                       constant=lo == hi, constant_passes=constant_mismatch == 0)
+
+
+def seed_sample(t: torch.Tensor) -> torch.Tensor:
+    """Up to SEED_SAMPLE elements, evenly spaced, of a flattened output (a copy)."""
+    flat = t.reshape(-1)
+    return flat[::max(1, flat.numel() // SEED_SAMPLE)][:SEED_SAMPLE].clone()
+
+
+def varies(stats: OutputStats) -> bool:
+    return bool(stats.floating and stats.numel > 1 and not stats.constant
+                and (stats.std or 0.0) >= VARIES_REL_STD * (stats.mean_abs or 0.0))
+
+
+def one_value(t: object) -> bool:
+    """A tensor of more than one element, all equal (an output made of a constant, zeros among them)."""
+    return type(t) is torch.Tensor and t.numel() > 1 and bool((t == t.reshape(-1)[0]).all())

@@ -20,7 +20,17 @@ from pathlib import Path
 import torch
 
 from harness.child import observe as cpu_load
-from harness.child.check import compare, same_values, tolerances
+from harness.child.check import (
+    compare,
+    compare_tensor,
+    one_value,
+    output_stats,
+    same_values,
+    seed_sample,
+    tensors,
+    tolerances,
+    varies,
+)
 from harness.child.common import (
     EvalFailure,
     candidate_starts,
@@ -81,6 +91,9 @@ class Evaluation:
         self.fields = dict(device_name=device_name, torch_version=torch.__version__, stages=self.stages)
         self.trials_run = self.rechecked = 0
         self.worst_abs = self.worst_rel = 0.0
+        self.reference_stats: tuple = ()  # the reference's outputs on trial 0, and how they move with the seed
+        self.seed_samples: list[torch.Tensor] = []
+        self.seed_mismatch: tuple[float, ...] | None = None
         # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
             self.problem = import_problem(spec.problem_path)
@@ -135,7 +148,8 @@ class Evaluation:
                     raise EvalFailure("incorrect", "two runs on the same input disagree (uninitialised memory "
                                                    "or a race): " + result.message, result)
                 del again
-            result = self.against_reference(out, copy, inputs, f"trial {trial}")
+            result = self.against_reference(out, copy, inputs, f"trial {trial}",
+                                            observe=self.observe_reference if trial < 2 else None)
             self.worst_abs = max(self.worst_abs, result.max_abs_err or 0.0)
             self.worst_rel = max(self.worst_rel, result.max_rel_err or 0.0)
             del out, copy, mine, inputs
@@ -170,20 +184,42 @@ class Evaluation:
             raise EvalFailure("incorrect", f"{what}: {problem_text}")
         return out, snapshot(out)
 
-    def against_reference(self, out, copy, inputs: list, what: str):
+    def against_reference(self, out, copy, inputs: list, what: str, observe=None):
         """The copy taken on return must match the reference on `inputs`, and the output must not have
-        changed since; the reference's output is poisoned before it is freed."""
+        changed since; the reference's output is poisoned before it is freed. One value everywhere where the
+        reference varies is wrong, however close the absolute tolerance lets it come."""
         with failing_as("reference Model failed (problem error)"):
             expected = self.reference(*inputs)
             self.sync()
+        if observe:
+            observe(expected)
         result = compare(copy, expected, self.atol, self.rtol)
         if not result.ok:
             raise EvalFailure("incorrect", f"{what}: {result.message}", result)
+        for i, (mine, stats) in enumerate(zip(tensors(copy), self.reference_stats)):
+            if varies(stats) and one_value(mine):
+                where = f"output[{i}]" if len(self.reference_stats) > 1 else "output"
+                raise EvalFailure("incorrect", f"{what}: {where} is {float(mine.reshape(-1)[0]):g} everywhere, "
+                                               f"where the reference varies (std {stats.std:.3g}, mean |x| "
+                                               f"{stats.mean_abs:.3g}): within atol={self.atol:g} of it only "
+                                               "because its values are that small", result)
         if not identical(out, copy):
             raise EvalFailure("incorrect", f"{what}: the output changed after forward returned "
                                            "(work still running in the background)")
         poison(expected)
         return result
+
+    def observe_reference(self, expected) -> None:
+        """Trial 0: the reference outputs' statistics and a sample of each; trial 1: how much of that sample
+        a new seed changed (the parent decides from these whether the problem can tell right from wrong)."""
+        outputs = tensors(expected)
+        if not self.reference_stats:
+            self.reference_stats = tuple(output_stats(t, self.atol, self.rtol) for t in outputs)
+            self.seed_samples = [seed_sample(t) for t in outputs]
+        elif self.seed_mismatch is None:
+            self.seed_mismatch = tuple(compare_tensor(seed_sample(t), s, self.atol, self.rtol).mismatch_fraction
+                                       or 0.0 for t, s in zip(outputs, self.seed_samples, strict=True))
+            self.seed_samples = []
 
     def recheck(self, side: str, round_: int, label: str, args: list, out) -> None:
         """Called by the timer after each timed call: the first two candidate outputs, then a secret share."""
@@ -211,14 +247,18 @@ class Evaluation:
                             message=str(failure), max_abs_err=found.max_abs_err if found else None,
                             max_rel_err=found.max_rel_err if found else None,
                             mismatch_fraction=found.mismatch_fraction if found else None)
-        return WorkerReport(status="incorrect", check=check, error=str(failure), **self.fields)
+        return WorkerReport(status="incorrect", check=check, error=str(failure), **self.observed(), **self.fields)
 
     def passed(self) -> WorkerReport:
         check = CheckResult(status="correct", trials=self.spec.trials, max_abs_err=self.worst_abs,
                             max_rel_err=self.worst_rel, mismatch_fraction=0.0, atol=self.atol, rtol=self.rtol,
                             message=f"{self.spec.trials} trials and {self.rechecked} timed calls checked")
         return WorkerReport(status="correct", check=check, runtime=self.timings["candidate"],
-                            ref_runtime=self.timings["reference"], converged=self.converged, **self.fields)
+                            ref_runtime=self.timings["reference"], converged=self.converged, **self.observed(),
+                            **self.fields)
+
+    def observed(self) -> dict:
+        return dict(reference_stats=self.reference_stats, seed_mismatch=self.seed_mismatch)
 
 
 def clone(inputs: list) -> list:

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from harness.child.check import CHUNK, compare_tensor, tolerances
+from harness.child.check import compare_tensor, output_stats, tensors, tolerances
 from harness.child.common import (
     construct,
     describe,
@@ -36,7 +36,6 @@ from harness.protocol import (
     FullObservation,
     GateObservation,
     GateSpec,
-    OutputStats,
     ShapeFacts,
     TensorComparison,
     TensorShape,
@@ -85,14 +84,6 @@ def check_signatures(module, init_inputs: list, n_inputs: int) -> None:
                         ) from None
 
 
-def tensors(obj) -> list[torch.Tensor]:
-    if isinstance(obj, torch.Tensor):
-        return [obj]
-    if isinstance(obj, (list, tuple)):
-        return [t for item in obj for t in tensors(item)]
-    return []
-
-
 def nbytes(items) -> int:
     return sum(t.numel() * t.element_size() for t in items if isinstance(t, torch.Tensor))
 
@@ -138,41 +129,6 @@ def static_observation(module, dtype: torch.dtype = torch.float32) -> GateObserv
     except Exception as exc:  # noqa: BLE001 - data-dependent ops have no meta kernels; the full gate runs them
         return GateObservation(init_inputs=len(init_inputs), meta_error=describe(exc))
     return GateObservation(init_inputs=len(init_inputs), shapes=shapes, flops=flops)
-
-
-def output_stats(t: torch.Tensor, atol: float, rtol: float) -> OutputStats:
-    """What the degeneracy checks need, computed in chunks so no full-size temporary is made."""
-    n = t.numel()
-    if n == 0:
-        return OutputStats(numel=0)
-    if not t.is_floating_point():
-        return OutputStats(numel=n, floating=False, constant=bool((t == t.reshape(-1)[0]).all()))
-    flat = t.reshape(-1)
-    near_zero = nonfinite = 0
-    total = total_abs = total_sq = 0.0
-    lo, hi = float("inf"), float("-inf")
-    for start in range(0, n, CHUNK):
-        c = flat[start:start + CHUNK].double()
-        finite = c.isfinite()
-        nonfinite += int((~finite).sum())
-        c = c[finite]
-        near_zero += int((c.abs() <= atol).sum())
-        total += float(c.sum())
-        total_abs += float(c.abs().sum())
-        total_sq += float((c * c).sum())
-        if c.numel():
-            lo, hi = min(lo, float(c.min())), max(hi, float(c.max()))
-    m = max(n - nonfinite, 1)
-    mean = total / m
-    std = max(total_sq / m - mean * mean, 0.0) ** 0.5
-    # Would a tensor filled with one value (the mean) pass the correctness check?
-    constant_mismatch = 0
-    for start in range(0, n, CHUNK):
-        c = flat[start:start + CHUNK].double()
-        constant_mismatch += int(((c - mean).abs() > atol + rtol * c.abs()).sum())
-    return OutputStats(numel=n, floating=True, nonfinite=nonfinite, near_zero_fraction=near_zero / n,
-                       mean=mean, mean_abs=total_abs / m, std=std, min=lo, max=hi,
-                       constant=lo == hi, constant_passes=constant_mismatch == 0)
 
 
 def _compare_one(x, y, atol, rtol) -> TensorComparison:

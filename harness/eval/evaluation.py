@@ -23,6 +23,7 @@ from harness.eval.build import (
 )
 from harness.eval.confine import UNSANDBOXED, confinement
 from harness.eval.plausibility import plausibility_flags
+from harness.problems.gate import degenerate_reasons
 from harness.process import (
     CANDIDATE_STARTS,
     ChildOutcome,
@@ -34,6 +35,7 @@ from harness.process import (
 from harness.protocol import WorkerReport, WorkerSpec
 from harness.types import (
     HARNESS_ERROR,
+    UNINFORMATIVE,
     Baseline,
     BuildResult,
     Candidate,
@@ -130,9 +132,12 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
                                max_speedup=job.problem.max_speedup or settings.max_speedup, baseline=baseline,
                                peaks=peaks, rebaseline=rebaseline and (lambda: rebaseline(job.problem, device)),
                                gpu_contended=bool(contention.flags))
+    degenerate = degenerate_reasons(report.reference_stats, report.seed_mismatch)
     return result_for(job, device, settings.dtype, status=report.status, speedup=speedup, runtime=report.runtime,
                       ref_runtime=report.ref_runtime, check=report.check, error=report.error,
-                      flags=merge_flags(job.flags, flags, contention.flags), build=build,
+                      uninformative="; ".join(degenerate) or None,
+                      flags=merge_flags(job.flags, flags, contention.flags, [UNINFORMATIVE] if degenerate else []),
+                      build=build,
                       stages={**report.stages, "eval": outcome.duration_s, **contention.stages})
 
 

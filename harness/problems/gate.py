@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from harness.process import child_env, run_each
 from harness.types import GateResult, Problem, Target
-from harness.protocol import FullObservation, GateObservation, GateSpec, ProblemRef, TensorShape
+from harness.protocol import FullObservation, GateObservation, GateSpec, OutputStats, ProblemRef, TensorShape
 
 BOUND_TAGS = ("memory-bound", "compute-bound")
 NEAR_ZERO_MAX = 0.95        # reject when this share of elements is within atol of zero
@@ -122,43 +122,56 @@ def informative_reasons(full: FullObservation) -> list[str]:
     reasons = []
     atol = full.atol
     many = len(full.stats) > 1
-    for i, (same, other) in enumerate(zip(full.deterministic, full.seed_variation)):
-        where = f"output[{i}]: " if many else ""
+    for i, same in enumerate(full.deterministic):
         if not same.ok:
+            where = f"output[{i}]: " if many else ""
             reasons.append(f"{where}not deterministic: two runs with the same seed differ ({same.message})")
-        if other.mismatch_fraction < MIN_SEED_MISMATCH:
-            reasons.append(f"{where}the same for every seed: only {other.mismatch_fraction:.2%} of elements "
-                           f"differ between two seeds beyond the tolerance (need {MIN_SEED_MISMATCH:.0%})")
     for i, p in enumerate(full.precision):
         if not p.ok:
             where = f"output[{i}]: " if many else ""
             reasons.append(f"{where}tolerance too tight for fp32: the reference is not within half the tolerance "
                            f"of the same computation in float64 ({p.message}); raise TOLERANCE (with a comment "
                            "giving this error) or make the problem better conditioned")
+    reasons += degenerate_reasons(full.stats, tuple(c.mismatch_fraction for c in full.seed_variation))
     for i, s in enumerate(full.stats):
         where = f"output[{i}]: " if many else ""
         if s.numel == 0:
             reasons.append(f"{where}empty output")
-            continue
         if not s.floating:
-            if s.constant and s.numel > 1:
-                reasons.append(f"{where}constant output")
             continue
         if s.nonfinite:
             reasons.append(f"{where}{s.nonfinite} NaN/Inf values in the reference output")
-        if s.near_zero_fraction >= NEAR_ZERO_MAX:
-            reasons.append(f"{where}mostly zeros: {s.near_zero_fraction:.1%} of elements are within atol of 0")
-        elif s.numel > 1 and s.constant:
-            reasons.append(f"{where}constant output ({s.min:g} everywhere)")
-        elif s.numel > 1 and s.std < MIN_REL_STD * s.mean_abs:
+        if s.numel > 1 and not s.constant and s.near_zero_fraction < NEAR_ZERO_MAX and not s.constant_passes \
+                and s.std < MIN_REL_STD * s.mean_abs:
             reasons.append(f"{where}nearly constant: std {s.std:.3g} is below {MIN_REL_STD:g} x mean |x| "
                            f"{s.mean_abs:.3g}")
-        elif s.constant_passes:
-            reasons.append(f"{where}a tensor filled with one value ({s.mean:.6g}) would pass the correctness check")
         if 0 < s.mean_abs < WEAK_CHECK_FACTOR * atol and s.near_zero_fraction < NEAR_ZERO_MAX:
             reasons.append(f"{where}weak check: mean |output| {s.mean_abs:.3g} is below {WEAK_CHECK_FACTOR:g} x "
                            f"atol ({atol:g}), so errors as large as the values pass; set ATOL lower (with a "
                            "comment) or rescale the inputs")
+    return reasons
+
+
+def degenerate_reasons(stats: tuple[OutputStats, ...], seed_mismatch: tuple[float, ...] | None) -> list[str]:
+    """Why reference outputs cannot tell a right answer from a wrong one at the tolerance in force: the same
+    for every seed, mostly within atol of zero, one value, or passable by one value. The gate's core, and what
+    every evaluation checks (problems given by path or --problems-dir never went through the gate)."""
+    reasons = []
+    many = len(stats) > 1
+    for i, s in enumerate(stats):
+        where = f"output[{i}]: " if many else ""
+        if seed_mismatch is not None and i < len(seed_mismatch) and seed_mismatch[i] < MIN_SEED_MISMATCH:
+            reasons.append(f"{where}the same for every seed: only {seed_mismatch[i]:.2%} of elements differ "
+                           f"between two seeds beyond the tolerance (need {MIN_SEED_MISMATCH:.0%})")
+        if not s.floating:
+            if s.constant and s.numel > 1:
+                reasons.append(f"{where}constant output")
+        elif s.near_zero_fraction >= NEAR_ZERO_MAX:
+            reasons.append(f"{where}mostly zeros: {s.near_zero_fraction:.1%} of elements are within atol of 0")
+        elif s.numel > 1 and s.constant:
+            reasons.append(f"{where}constant output ({s.min:g} everywhere)")
+        elif s.constant_passes:
+            reasons.append(f"{where}a tensor filled with one value ({s.mean:.6g}) would pass the correctness check")
     return reasons
 
 

@@ -147,6 +147,8 @@ def _run_view(board: Leaderboard, colour: str, index: int) -> dict:
                      "ms_sort": _sort_key(f.runtime_ms), "flags": list(f.flags)} for f in board.flagged],
         "harness_errors": [{"problem": h.problem, "candidate": h.candidate, "error": h.error or "-"}
                            for h in board.harness_errors],
+        "uninformative": [{"problem": u.problem, "candidate": u.candidate, "status": u.status, "reason": u.reason}
+                          for u in board.uninformative],
     }
 
 

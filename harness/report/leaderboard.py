@@ -22,7 +22,7 @@ from rich.table import Table
 from harness.eval.context import ProblemContext, contexts_for
 from harness.report.tables import name_column, number_column, print_table
 from harness.store import RunInfo, RunUsage, Store
-from harness.types import HARNESS_ERROR, VERDICTS, EvalResult, Frozen
+from harness.types import HARNESS_ERROR, UNINFORMATIVE, VERDICTS, EvalResult, Frozen
 
 FAST_P = (0.0, 1.0, 1.5, 2.0)
 
@@ -52,6 +52,13 @@ class FlaggedRow(Frozen):
     speedup: float | None = Field(description="The speedup it claimed")
     runtime_ms: float | None = Field(description="Its median runtime")
     flags: tuple[str, ...] = Field(description="Why its speed is not trusted")
+
+
+class UninformativeRow(Frozen):
+    problem: str = Field(description="Problem id")
+    candidate: str = Field(description="Path (or hash prefix) of the candidate")
+    status: str = Field(description="Its verdict, which says nothing: the problem cannot tell right from wrong")
+    reason: str = Field(description="What is degenerate about the problem's reference output")
 
 
 class HarnessErrorRow(Frozen):
@@ -88,6 +95,8 @@ class Summary(Frozen):
     flagged: int = Field(description="Correct candidates not counted: their speed is flagged as untrustworthy")
     harness_errors: int = Field(default=0, description="Evaluations the harness itself failed (no verdict; counted "
                                                        "in no rate; retried by the next run)")
+    uninformative: int = Field(default=0, description="Evaluations on a problem whose reference output cannot tell "
+                                                      "right from wrong (flag uninformative_problem): in no rate")
     statuses: dict[str, int] = Field(description="Candidates per status")
     funnel: Funnel | None = Field(default=None, description="Candidates at each stage")
     tokens: int | None = Field(default=None, description="Prompt + completion tokens of the run's answers")
@@ -98,6 +107,8 @@ class Leaderboard(Frozen):
     summary: Summary
     problems: list[ProblemRow]
     flagged: list[FlaggedRow] = Field(description="Correct results left out of every number above")
+    uninformative: list[UninformativeRow] = Field(default_factory=list, description="Results on a problem whose "
+                                                  "reference output cannot tell right from wrong: in no number above")
     harness_errors: list[HarnessErrorRow] = Field(default_factory=list, description="Evaluations without a verdict: "
                                                   "the harness or the machine failed")
     speedups: list[float] = Field(default_factory=list, description="Every counted candidate's speedup over eager")
@@ -107,16 +118,24 @@ def _geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
+def _set_apart(results: list[EvalResult]) -> tuple[list[HarnessErrorRow], list[UninformativeRow], list[EvalResult]]:
+    """What no rate may count: a harness error is no verdict (gone once a later evaluation judged the same
+    pair), and a verdict on a problem that cannot tell right from wrong says nothing. The rest is rated."""
+    judged = {(r.problem_id, r.candidate_sha256) for r in results if r.status != HARNESS_ERROR}
+    faults = [HarnessErrorRow(problem=r.problem_id, candidate=r.candidate_label, error=r.error) for r in results
+              if r.status == HARNESS_ERROR and (r.problem_id, r.candidate_sha256) not in judged]
+    results = [r for r in results if r.status != HARNESS_ERROR]
+    void = [UninformativeRow(problem=r.problem_id, candidate=r.candidate_label, status=r.status,
+                             reason=r.uninformative or "-") for r in results if UNINFORMATIVE in r.flags]
+    return faults, void, [r for r in results if UNINFORMATIVE not in r.flags]
+
+
 def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, ProblemContext] | None = None, *,
                 model: str | None = None, usage: RunUsage | None = None,
                 prices: tuple[float, float] | None = None) -> Leaderboard:
     """`contexts` maps a problem's sha256 to what is known of it on the run's device (may be empty)."""
     contexts = contexts or {}
-    # A harness error is no verdict: it stands apart, and is gone once a later evaluation judged the same pair.
-    judged = {(r.problem_id, r.candidate_sha256) for r in results if r.status != HARNESS_ERROR}
-    faults = [HarnessErrorRow(problem=r.problem_id, candidate=r.candidate_label, error=r.error) for r in results
-              if r.status == HARNESS_ERROR and (r.problem_id, r.candidate_sha256) not in judged]
-    results = [r for r in results if r.status != HARNESS_ERROR]
+    faults, void, results = _set_apart(results)
     by_problem: dict[str, list[EvalResult]] = {}
     for r in results:
         by_problem.setdefault(r.problem_id, []).append(r)
@@ -156,13 +175,13 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
         geomean_vs_compile=_geomean([row.best_vs_compile for row in bests if row.best_vs_compile is not None]),
         median_sol=median(fs) if (fs := [row.sol_fraction for row in bests if row.sol_fraction is not None]) else None,
         statuses={s: n for s in VERDICTS if (n := sum(r.status == s for r in results))},
-        flagged=len(flagged), harness_errors=len(faults),
+        flagged=len(flagged), harness_errors=len(faults), uninformative=len(void),
         funnel=Funnel(generated=len(results), with_code=len(with_code), compiled=len(built), correct=len(correct),
                       faster=sum(r.speedup > 1 for r in counted)),
         tokens=tokens,
         cost_usd=usage.cost_usd(prices) if usage else None,
     )
-    return Leaderboard(summary=summary, problems=rows, flagged=flagged, harness_errors=faults,
+    return Leaderboard(summary=summary, problems=rows, flagged=flagged, harness_errors=faults, uninformative=void,
                        speedups=[r.speedup for r in counted])
 
 
@@ -218,6 +237,16 @@ def render(board: Leaderboard, console: Console) -> None:
             flagged.add_row(row.problem, row.candidate, _x(row.speedup), _ms(row.runtime_ms),
                             f"[red]{', '.join(row.flags)}[/]")
         print_table(console, flagged)
+    if board.uninformative:
+        void = Table(title="uninformative problems: verdicts that say nothing (the reference output cannot tell right "
+                           "from wrong at its tolerance), in no number", title_justify="left")
+        name_column(void, "problem")
+        name_column(void, "candidate")
+        void.add_column("status")
+        void.add_column("why")
+        for row in board.uninformative:
+            void.add_row(row.problem, row.candidate, row.status, f"[yellow]{escape(row.reason)}[/]")
+        print_table(console, void)
     if board.harness_errors:
         faults = Table(title="harness errors: no verdict (the harness or the machine failed; the next run retries "
                              "them)", title_justify="left")
@@ -235,6 +264,7 @@ def render(board: Leaderboard, console: Console) -> None:
                   + (f" (vs compile {_x(s.geomean_vs_compile)})" if s.geomean_vs_compile else "")
                   + (f" | median {_pct(s.median_sol)} of SOL" if s.median_sol else "")
                   + (f" | {s.flagged} flagged, not counted" if s.flagged else "")
+                  + (f" | {s.uninformative} on uninformative problems, in no rate" if s.uninformative else "")
                   + (f" | [bold red]{s.harness_errors} harness errors, no verdict[/]" if s.harness_errors else ""))
     if any(row.best_speedup and row.best_vs_compile is None for row in board.problems):
         console.print("[dim]vs compile: `harness baseline` measures the torch.compile baselines[/]")

@@ -248,3 +248,14 @@ def test_harness_errors_are_shown_apart_from_the_verdicts():
     table = source[source.index("harness-errors"):]
     assert "the evaluation child &lt;died&gt;" in table and "level1/softmax" in table
     assert "harness_error 1" not in source  # not among the run's verdict pills
+
+
+def test_verdicts_on_an_uninformative_problem_are_shown_apart_and_rated_nowhere():
+    void = ev("path/tiny.py", "correct", speedup=9.76, n=40, flags=("uninformative_problem",)).model_copy(
+        update={"uninformative": "mostly zeros: 100.0% of elements are within atol of 0 <sic>"})
+    board = leaderboard("void", [ev("level1/softmax", "correct", speedup=1.5, n=41), void], contexts())
+    assert board.summary.uninformative == 1 and board.summary.candidates == 1
+    assert board.summary.geomean_speedup == 1.5 and board.summary.correct_rate == 1.0
+    source = render_html([board])
+    table = source[source.index('class="sortable uninformative"'):]
+    assert "path/tiny.py" in table and "within atol of 0 &lt;sic&gt;" in table
