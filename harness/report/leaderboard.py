@@ -196,6 +196,10 @@ def run_board(store: Store, info: RunInfo, prices: tuple[float, float] | None = 
 
 # ---- output ----
 
+def first_line(text: str | None) -> str:
+    return (text or "-").splitlines()[0][:200]
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.0%}"
 
@@ -238,25 +242,14 @@ def render(board: Leaderboard, console: Console) -> None:
                             f"[red]{', '.join(row.flags)}[/]")
         print_table(console, flagged)
     if board.uninformative:
-        void = Table(title="uninformative problems: verdicts that say nothing (the reference output cannot tell right "
-                           "from wrong at its tolerance), in no number", title_justify="left")
-        name_column(void, "problem")
-        name_column(void, "candidate")
-        void.add_column("status")
-        void.add_column("why")
-        for row in board.uninformative:
-            void.add_row(row.problem, row.candidate, row.status, f"[yellow]{escape(row.reason)}[/]")
-        print_table(console, void)
+        _apart(console, "uninformative problems: verdicts that say nothing (the reference output cannot tell right "
+                        "from wrong at its tolerance), in no number", ("status", "why"),
+               [(row.problem, row.candidate, row.status, f"[yellow]{escape(row.reason)}[/]")
+                for row in board.uninformative])
     if board.harness_errors:
-        faults = Table(title="harness errors: no verdict (the harness or the machine failed; the next run retries "
-                             "them)", title_justify="left")
-        name_column(faults, "problem")
-        name_column(faults, "candidate")
-        faults.add_column("error")
-        for row in board.harness_errors:
-            first = (row.error or "-").splitlines()[0][:200]
-            faults.add_row(row.problem, row.candidate, f"[bold red]{escape(first)}[/]")
-        print_table(console, faults)
+        _apart(console, "harness errors: no verdict (the harness or the machine failed; the next run retries them)",
+               ("error",), [(row.problem, row.candidate, f"[bold red]{escape(first_line(row.error))}[/]")
+                            for row in board.harness_errors])
     s = board.summary
     fast = "  ".join(f"fast_{p}={_pct(v)}" for p, v in s.fast_p.items())
     console.print(f"{s.problems} problems, {s.candidates} candidates | compiled {_pct(s.compile_rate)} | "
@@ -268,6 +261,18 @@ def render(board: Leaderboard, console: Console) -> None:
                   + (f" | [bold red]{s.harness_errors} harness errors, no verdict[/]" if s.harness_errors else ""))
     if any(row.best_speedup and row.best_vs_compile is None for row in board.problems):
         console.print("[dim]vs compile: `harness baseline` measures the torch.compile baselines[/]")
+
+
+def _apart(console: Console, title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """A table of results set apart from the verdicts: problem, candidate, then `columns`."""
+    table = Table(title=title, title_justify="left")
+    name_column(table, "problem")
+    name_column(table, "candidate")
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    print_table(console, table)
 
 
 def render_runs(summaries: list[Summary], console: Console) -> None:
