@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 
 from harness.api import RunError
+from harness.cli import audit as cli_audit
 from harness.cli import bench as cli_bench
 from harness.cli import cache as cli_cache
 from harness.cli import config as cli_config
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_opts = eval_options(problems_opts, store_only)
     cli_problems.add_parser(sub, problems_opts)
     cli_eval.add_parser(sub, eval_opts)
+    cli_audit.add_parser(sub, eval_opts)
     cli_run.add_parsers(sub, eval_opts)
     cli_report.add_parsers(sub, problems_opts, store_opts, store_only)
     cli_bench.add_parser(sub)

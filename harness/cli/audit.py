@@ -1,0 +1,101 @@
+"""`harness audit`: evaluate a released answer set and set what was measured beside what was claimed."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+from harness.cli.console import UsageError, emit_json, err, out, problem_root
+from harness.cli.options import settings_from
+from harness.cli.progress import ConsoleEvents
+from harness.device import discover
+from harness.eval.audit import Answer, AnswersError, read_answers, verdict_reason
+from harness.eval.candidate import candidate_from_source
+from harness.eval.evaluation import Job
+from harness.eval.pipeline import evaluate
+from harness.report.leaderboard import STATUS_STYLE
+from harness.report.tables import name_column, number_column, print_table
+from harness.store import Store
+from harness.types import HARNESS_ERROR, EvalResult
+
+AUDIT_RUN = "audit"
+
+
+def add_parser(sub, eval_opts: argparse.ArgumentParser) -> None:
+    audit = sub.add_parser(
+        "audit", parents=[eval_opts], help="re-check a released answer set against its claimed speedups",
+        description="Evaluate every answer of ANSWERS.jsonl (one JSON object per line: \"problem\" as an id, a path "
+                    "or a problem's source; \"source\", the answer's code defining ModelNew; optional "
+                    "\"claimed_speedup\" and \"label\") exactly as `harness eval` would, and show each measured "
+                    "result beside its claim, with the reason for every verdict. A malformed file is exit 2, "
+                    "before anything is built; 3 when the harness itself failed on an answer. Results go to the "
+                    "run `audit` unless --run names another.")
+    audit.add_argument("answers", metavar="ANSWERS.jsonl", type=Path)
+    audit.set_defaults(func=cmd_audit)
+
+
+def cmd_audit(args) -> int:
+    settings = settings_from(args)
+    try:
+        answers = read_answers(args.answers, problem_root(args), settings.results_dir / "audit-problems")
+    except AnswersError as exc:
+        raise UsageError(str(exc)) from None
+    device = discover(args.target)
+    err.print(f"[dim]{len(answers)} answers; target {device.target} on {escape(device.name)}; results in "
+              f"{settings.db}[/]")
+    jobs = [Job(a.problem, candidate_from_source(a.source)) for a in answers]
+    with Store(settings.db) as store, ConsoleEvents() as events:
+        recorded = evaluate(jobs, device=device, settings=settings, store=store, run=args.run or AUDIT_RUN,
+                            kind="eval", events=events)
+    results = [result for _, result in recorded]
+    rows = [audit_record(a, r) for a, r in zip(answers, results, strict=True)]
+    if args.json:
+        for row in rows:
+            emit_json(row)
+    else:
+        print_audit(rows, results[0].device_name if results else device.name)
+    faults = sum(r.status == HARNESS_ERROR for r in results)
+    if faults:
+        err.print(f"[bold red]{faults} harness error(s)[/]: the harness or the machine failed, not the answer; "
+                  "run the same command again", soft_wrap=True)
+        return 3
+    return 0
+
+
+def audit_record(answer: Answer, result: EvalResult) -> dict:
+    """What `--json` prints per answer: `harness eval`'s fields, the claim, and the measured share of it."""
+    measured = result.speedup if result.counted else None
+    claimed = answer.claimed_speedup
+    return {"label": answer.label, **result.summary(), "claimed_speedup": claimed,
+            "measured_vs_claimed": measured / claimed if measured and claimed else None,
+            "reason": verdict_reason(result.status, result.error, result.flags, result.uninformative)}
+
+
+def print_audit(rows: list[dict], device: str) -> None:
+    table = Table(title=escape(f"audit on {device}: measured against claimed"), title_justify="left")
+    name_column(table, "answer")
+    name_column(table, "problem")
+    table.add_column("status")
+    for header in ("claimed", "measured", "measured/claimed"):
+        number_column(table, header)
+    table.add_column("reason", overflow="fold")
+    for row in rows:
+        counted = row["speedup"] if row["counted"] else None
+        table.add_row(escape(row["label"]), escape(row["problem"]),
+                      f"[{STATUS_STYLE[row['status']]}]{row['status']}[/]", _x(row["claimed_speedup"]),
+                      _x(counted) if counted else ("-" if row["speedup"] is None else f"({_x(row['speedup'])})"),
+                      _x(row["measured_vs_claimed"]), escape(row["reason"]))
+    print_table(out, table)
+    claimed = [r for r in rows if r["claimed_speedup"]]
+    held = sum(1 for r in claimed if r["measured_vs_claimed"] and r["measured_vs_claimed"] >= 0.9)
+    out.print(f"{len(rows)} answers: {sum(r['counted'] for r in rows)} correct and counted; "
+              f"{held} of {len(claimed)} claims hold to within 10 %"
+              + ("; a speedup in parentheses is measured but not counted (see its reason)"
+                 if any(r["speedup"] and not r["counted"] for r in rows) else ""))
+
+
+def _x(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"

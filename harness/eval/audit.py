@@ -1,0 +1,96 @@
+"""Re-checking published claims: a released answer set (JSON lines) read into problems and sources, and each
+answer's measured result set beside what its authors claimed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.problems.index import ProblemError, resolve
+from harness.types import Problem
+
+FIELDS = {"problem", "source", "claimed_speedup", "label"}
+
+
+class AnswersError(ValueError):
+    """An answer file that cannot be audited; the message names the file, the line and the fix."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    label: str
+    problem: Problem
+    source: str
+    claimed_speedup: float | None
+
+
+def read_answers(path: Path, problems_dir: Path | None, scratch: Path) -> list[Answer]:
+    """Every line of `path` as an Answer, or AnswersError for the first bad one (nothing is evaluated then).
+    A line's `problem` is an id, a path, or a problem's own source (written to `scratch`, named by its hash)."""
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AnswersError(f"{path}: cannot be read ({exc})") from None
+    answers = []
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            answers.append(_answer(json_object(line, f"{path}:{number}"), f"{path}:{number}", problems_dir,
+                                   scratch, default_label=f"line {number}"))
+    if not answers:
+        raise AnswersError(f"{path}: no answers (one JSON object per line: {{\"problem\": ..., \"source\": ...}})")
+    return answers
+
+
+def json_object(line: str, where: str) -> dict:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise AnswersError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(record, dict):
+        raise AnswersError(f"{where}: a JSON object is needed, not {type(record).__name__}")
+    unknown = sorted(set(record) - FIELDS)
+    if unknown:
+        raise AnswersError(f"{where}: unknown field(s) {', '.join(unknown)}; "
+                           f"the fields are {', '.join(sorted(FIELDS))}")
+    return record
+
+
+def _answer(record: dict, where: str, problems_dir: Path | None, scratch: Path, default_label: str) -> Answer:
+    problem, source = record.get("problem"), record.get("source")
+    if not isinstance(problem, str) or not problem.strip():
+        raise AnswersError(f"{where}: \"problem\" must be a problem id, a path or a problem's source")
+    if not isinstance(source, str) or not source.strip():
+        raise AnswersError(f"{where}: \"source\" must be the answer's Python code (defining ModelNew)")
+    claimed = record.get("claimed_speedup")
+    if claimed is not None and (isinstance(claimed, bool) or not isinstance(claimed, (int, float))
+                                or not math.isfinite(claimed) or claimed <= 0):
+        raise AnswersError(f"{where}: \"claimed_speedup\" must be a positive number, not {claimed!r}")
+    label = record.get("label", default_label)
+    if not isinstance(label, str):
+        raise AnswersError(f"{where}: \"label\" must be a string")
+    try:
+        resolved = resolve(_problem_file(problem, scratch) if "\n" in problem else problem, problems_dir)
+    except ProblemError as exc:
+        raise AnswersError(f"{where}: {exc}") from None
+    return Answer(label, resolved, source, float(claimed) if claimed is not None else None)
+
+
+def _problem_file(source: str, scratch: Path) -> str:
+    """An inline problem, written once under its hash (the same source is the same problem)."""
+    path = scratch / f"{hashlib.sha256(source.encode()).hexdigest()[:16]}.py"
+    if not path.is_file():
+        scratch.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    return str(path)
+
+
+def verdict_reason(status: str, error: str | None, flags: tuple[str, ...], uninformative: str | None) -> str:
+    """Why a result is what it is, in one line: the error's first line, else why it is not counted."""
+    if error:  # a heading line ("rejected by static rules:") and its items, on one line
+        return " ".join(line.strip() for line in error.strip().splitlines()[:4])[:240]
+    if uninformative:
+        return f"uninformative problem: {uninformative}"[:200]
+    return ", ".join(flags) if flags else ("counted" if status == "correct" else "-")
