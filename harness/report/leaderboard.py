@@ -190,6 +190,8 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
 def run_board(store: Store, info: RunInfo, prices: tuple[float, float] | None = None) -> Leaderboard:
     """One stored run's leaderboard; `prices` (USD per million prompt / completion tokens) override the run's."""
     results = store.results(info.name)
+    if info.kind != "run":  # eval, audit, api: evaluating a file again replaces its earlier result in the run
+        results = list({(r.problem_id, r.candidate_sha256): r for r in results}.values())
     return leaderboard(info.name, results, contexts_for(store, results), model=info.model,
                        usage=store.usage(info.name), prices=prices or store.run_prices(info.name))
 

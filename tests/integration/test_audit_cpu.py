@@ -108,6 +108,8 @@ def test_the_table_and_the_store(audited):
     text = run_cli("audit", "--target", "cpu", "--results-dir", tmp / "results", tmp / "answers.jsonl",
                    env={"COLUMNS": ""}).stdout  # served from the store this time
     assert "measured against claimed" in text and "claims hold to within 10 %" in text and "honest" in text
+    again = json.loads(run_cli("report", "--json", "--run", "audit", "--results-dir", tmp / "results").stdout)
+    assert again["summary"] == board["summary"]  # the same answers audited again replace, never add to, the run
 
 
 def test_zeros_where_the_reference_varies_are_incorrect_whatever_atol_says(audited):
