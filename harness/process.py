@@ -38,6 +38,8 @@ PCH_DIR_ENV = "HARNESS_PCH_DIR"
 PCH_REQUESTS = "pch-requests.jsonl"
 PCH_REQUESTS_ENV = "HARNESS_PCH_REQUESTS"
 PCH_COMMAND = "command.json"
+# The keys of the PCHs whose seal the parent checked before the build (eval/pch_maker.py): the only ones it may use
+PCH_TRUSTED_ENV = "HARNESS_PCH_TRUSTED"
 NO_GPU_HINT = (
     "note: the build step imports the candidate with no GPU visible; create CUDA tensors in "
     "__init__ or forward, not at module level"

@@ -9,11 +9,13 @@ conversations together: which completion, which candidate, which evaluation, at 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from harness import seal
 from harness.store_schema import SCHEMA_VERSION, upgrade_script
 from harness.types import (
     PROTOCOL_VERSION,
@@ -27,6 +29,10 @@ from harness.types import (
 
 # (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
 BaselineKey = tuple[str, str, str, str, str, int, str]
+log = logging.getLogger(__name__)
+# What an evaluation's seal covers: the columns find() selects on, and the result it serves.
+SEALED_EVALUATION = ("candidate_sha256", "problem_sha256", "device_name", "target", "protocol_version", "status",
+                     "flags", "result_json")
 
 class StoreError(RuntimeError):
     """The results database cannot be used."""
@@ -81,6 +87,19 @@ class RunUsage:
         return RunUsage(self.requests + 1, self.cached + cached, self.prompt_tokens + usage.prompt_tokens,
                         self.completion_tokens + usage.completion_tokens,
                         self.reasoning_tokens + usage.reasoning_tokens)
+
+
+def _seal_row(values) -> str:
+    return seal.seal(*map(str, values))
+
+
+def _sealed(digest: str | None, values, what: str) -> bool:
+    """Whether a stored row is the one the harness wrote (said on stderr where it is not)."""
+    if seal.verify(digest, *map(str, values)):
+        return True
+    log.warning("harness: %s in the store fails its seal check (%s); it is not served, and is made again",
+                what, "written before seals, or by another key" if digest is None else "edited since it was written")
+    return False
 
 
 def _now() -> str:
@@ -186,43 +205,55 @@ class Store:
                     "status, duration_s, error, log, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (b.build_sha256, result.candidate_sha256, b.status, b.duration_s, b.error, b.log, _now()))
+            sealed = dict(zip(SEALED_EVALUATION, (
+                result.candidate_sha256, result.problem_sha256, result.device_name, result.target,
+                result.protocol_version, result.status, json.dumps(list(result.flags)), stored.model_dump_json()),
+                strict=True))
             cursor = self.db.execute(
                 "INSERT INTO evaluations (run, created_at, problem_id, problem_sha256, candidate_path, "
                 "candidate_sha256, build_sha256, target, device_name, torch_version, protocol_version, status, "
-                "speedup, runtime_ms, ref_runtime_ms, error, flags, result_json, reused_from) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "speedup, runtime_ms, ref_runtime_ms, error, flags, result_json, reused_from, seal) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run, _now(), result.problem_id, result.problem_sha256, result.candidate_path,
                  result.candidate_sha256, result.build.build_sha256 if result.build else None, result.target,
                  result.device_name, result.torch_version, result.protocol_version, result.status, result.speedup,
-                 result.runtime_ms, result.ref_runtime_ms, result.error, json.dumps(list(result.flags)),
-                 stored.model_dump_json(), reused_from))
+                 result.runtime_ms, result.ref_runtime_ms, result.error, sealed["flags"], sealed["result_json"],
+                 reused_from, _seal_row(sealed.values())))
             return int(cursor.lastrowid)
 
     # ---- reading ----
 
     def add_baseline(self, key: BaselineKey, baseline: Baseline) -> None:
+        text = baseline.model_dump_json()
         with self.db:
             self.db.execute("INSERT OR REPLACE INTO baselines (problem_sha256, device_name, target, torch_version, "
-                            "dtype, protocol_version, kind, baseline_json, created_at) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (*key, baseline.model_dump_json(), _now()))
+                            "dtype, protocol_version, kind, baseline_json, created_at, seal) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*key, text, _now(), _seal_row((*key, text))))
 
     def baselines(self, problem_sha256: str, device_name: str, target: str, torch_version: str,
                   dtype: str) -> dict[str, Baseline]:
-        """Every stored kind of baseline of a problem on a device, under the current protocol."""
-        rows = self.db.execute("SELECT kind, baseline_json FROM baselines WHERE problem_sha256 = ? AND device_name = ? "
-                               "AND target = ? AND torch_version = ? AND dtype = ? AND protocol_version = ?",
-                               (problem_sha256, device_name, target, torch_version, dtype, PROTOCOL_VERSION))
-        return {kind: Baseline.model_validate_json(text) for kind, text in rows}
+        """Every stored kind of baseline of a problem on a device, under the current protocol (one that fails
+        its seal is left out, to be measured again)."""
+        key = (problem_sha256, device_name, target, torch_version, dtype, PROTOCOL_VERSION)
+        rows = self.db.execute("SELECT kind, baseline_json, seal FROM baselines WHERE problem_sha256 = ? "
+                               "AND device_name = ? AND target = ? AND torch_version = ? AND dtype = ? "
+                               "AND protocol_version = ?", key)
+        return {kind: Baseline.model_validate_json(text) for kind, text, digest in rows
+                if _sealed(digest, (*key, kind, text), f"the {kind} baseline of problem {problem_sha256[:12]}")}
 
     def add_peaks(self, device_name: str, target: str, torch_version: str, peaks: Peaks) -> None:
-        self.db.execute("INSERT OR REPLACE INTO peaks (device_name, target, torch_version, peaks_json, created_at) "
-                        "VALUES (?, ?, ?, ?, ?)", (device_name, target, torch_version, peaks.model_dump_json(), _now()))
+        row = (device_name, target, torch_version, peaks.model_dump_json())
+        self.db.execute("INSERT OR REPLACE INTO peaks (device_name, target, torch_version, peaks_json, created_at, "
+                        "seal) VALUES (?, ?, ?, ?, ?, ?)", (*row[:3], row[3], _now(), _seal_row(row)))
 
     def peaks(self, device_name: str, target: str, torch_version: str) -> Peaks | None:
-        row = self.db.execute("SELECT peaks_json FROM peaks WHERE device_name = ? AND target = ? AND torch_version = ?",
-                              (device_name, target, torch_version)).fetchone()
-        return Peaks.model_validate_json(row[0]) if row else None
+        """The device's measured peaks (None where they fail their seal: they are measured again)."""
+        found = self.db.execute("SELECT peaks_json, seal FROM peaks WHERE device_name = ? AND target = ? "
+                                "AND torch_version = ?", (device_name, target, torch_version)).fetchone()
+        if not found or not _sealed(found[1], (device_name, target, torch_version, found[0]),
+                                    f"the peaks of {device_name}"):
+            return None
+        return Peaks.model_validate_json(found[0])
 
     def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str,
              build_protocol: int, sandboxed: bool = True) -> tuple[int, EvalResult] | None:
@@ -230,14 +261,18 @@ class Store:
         evaluation protocol and build recipe (timeouts, harness errors and results timed on a contended device
         are retried; a sandboxed run takes no result of an unsandboxed one)."""
         unsandboxed = "AND e.flags NOT LIKE '%\"unsandboxed\"%' " if sandboxed else ""
-        row = self.db.execute(
-            "SELECT e.id, e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
+        rows = self.db.execute(
+            f"SELECT e.id, b.log, e.seal, {', '.join('e.' + c for c in SEALED_EVALUATION)} "
+            "FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
             "WHERE e.candidate_sha256 = ? AND e.problem_sha256 = ? AND e.device_name = ? AND e.target = ? "
             "AND e.protocol_version = ? AND json_extract(e.result_json, '$.build_protocol') = ? "
             "AND e.status NOT IN ('timeout', 'harness_error') AND e.flags NOT LIKE '%\"contended\"%' "
-            f"{unsandboxed}ORDER BY e.id DESC LIMIT 1",
-            (candidate_sha256, problem_sha256, device_name, target, PROTOCOL_VERSION, build_protocol)).fetchone()
-        return (row[0], self._load(row[1], row[2])) if row else None
+            f"{unsandboxed}ORDER BY e.id DESC",
+            (candidate_sha256, problem_sha256, device_name, target, PROTOCOL_VERSION, build_protocol))
+        for row_id, build_log, digest, *sealed in rows:
+            if _sealed(digest, sealed, f"evaluation {row_id}"):
+                return row_id, self._load(sealed[-1], build_log)
+        return None
 
     @staticmethod
     def _load(result_json: str, log: str | None) -> EvalResult:

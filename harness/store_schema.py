@@ -1,7 +1,7 @@
 """The store's tables (SQLite), by schema version: the whole schema for a new file, and what each older
 version lacks. The version lives in PRAGMA user_version."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS evaluations (
     error TEXT,
     flags TEXT NOT NULL,           -- JSON list
     result_json TEXT NOT NULL,     -- the EvalResult, build log left out (it is in builds)
-    reused_from INTEGER REFERENCES evaluations(id)
+    reused_from INTEGER REFERENCES evaluations(id),
+    seal TEXT                      -- seal.py's keyed digest of the row: a row that fails it is never served
 );
 CREATE INDEX IF NOT EXISTS evaluations_identity
     ON evaluations (candidate_sha256, problem_sha256, device_name, target, protocol_version);
@@ -88,6 +89,7 @@ CREATE TABLE IF NOT EXISTS baselines (
     kind TEXT NOT NULL,            -- 'eager', 'compile', 'compile-max-autotune' (types.BASELINE_KINDS)
     baseline_json TEXT NOT NULL,   -- a Baseline: the timing (or why it failed), bytes moved and FLOPs
     created_at TEXT NOT NULL,
+    seal TEXT,
     PRIMARY KEY (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
 );
 """
@@ -99,16 +101,21 @@ CREATE TABLE IF NOT EXISTS peaks (
     torch_version TEXT NOT NULL,
     peaks_json TEXT NOT NULL,      -- Peaks: measured memory bandwidth and GEMM FLOP/s per dtype
     created_at TEXT NOT NULL,
+    seal TEXT,
     PRIMARY KEY (device_name, target, torch_version)
 );
 """
 
 # Version 1 predates the LLM loop: it lacks the run config and the conversation tables.
-# Version 2 predates the integrity checks: it lacks the baselines. Version 3 lacks the measured peaks.
+# Version 2 predates the integrity checks: it lacks the baselines. Version 3 lacks the measured peaks. Version 4
+# lacks the seals: its rows stay readable, and are measured again before anything is served from them.
 MIGRATE_1_TO_2 = "ALTER TABLE runs ADD COLUMN config TEXT;\n" + CONVERSATIONS
+SEAL = {table: f"ALTER TABLE {table} ADD COLUMN seal TEXT;\n" for table in ("evaluations", "baselines", "peaks")}
 
 
 def upgrade_script(version: int) -> str:
     """What a file at `version` runs to reach SCHEMA_VERSION ("" if nothing)."""
-    return {0: SCHEMA + CONVERSATIONS + BASELINES + PEAKS, 1: MIGRATE_1_TO_2 + BASELINES + PEAKS,
-            2: BASELINES + PEAKS, 3: PEAKS}.get(version, "")
+    sealed = SEAL["evaluations"]
+    return {0: SCHEMA + CONVERSATIONS + BASELINES + PEAKS, 1: MIGRATE_1_TO_2 + sealed + BASELINES + PEAKS,
+            2: sealed + BASELINES + PEAKS, 3: sealed + SEAL["baselines"] + PEAKS,
+            4: sealed + SEAL["baselines"] + SEAL["peaks"]}.get(version, "")

@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.process import PCH_COMMAND, PCH_REQUESTS_ENV, append_line, pch_root, write_atomic
+from harness.process import PCH_COMMAND, PCH_REQUESTS_ENV, PCH_TRUSTED_ENV, append_line, pch_root, write_atomic
 
 HEADER = Path("torch") / "extension.h"
 PCH_FILE = HEADER.with_name(HEADER.name + ".gch")
@@ -62,13 +62,15 @@ def precompiled_header_dir(cpp_ext, arguments: dict) -> Path | None:
     if command is None:
         return None
     directory = pch_root() / _key(command)
-    if (directory / PCH_FILE).is_file() and not (directory / PCH_FAILED).is_file():
+    if (directory / PCH_FAILED).is_file():
+        return None
+    if directory.name in os.environ.get(PCH_TRUSTED_ENV, "").split(","):
         request({"use": directory.name})  # its last use, for the caches' cap (eval/cache.py)
         return directory
-    if not (directory / PCH_FAILED).is_file():
-        request({"make": directory.name, "command": command})
-        print("harness: no precompiled torch/extension.h for these flags yet; building without it (it is made "
-              "after this build, for the next)", file=sys.stderr)
+    request({"make": directory.name, "command": command})
+    why = "fails its seal check" if (directory / PCH_FILE).is_file() else "is not made yet"
+    print(f"harness: the precompiled torch/extension.h for these flags {why}; building without it (it is made "
+          "after this build, for the next)", file=sys.stderr)
     return None
 
 

@@ -11,15 +11,17 @@ import fcntl
 import functools
 import hashlib
 import importlib.metadata
+import logging
 import platform
 import re
 import shutil
 import sys
 from pathlib import Path
 
+from harness import seal
 from harness.eval.cache import LOCK, touch
 from harness.eval.confine import Confinement
-from harness.eval.pch_maker import make_requested_pchs
+from harness.eval.pch_maker import make_requested_pchs, trusted_keys
 from harness.process import (
     CANDIDATE_FILE,
     CANDIDATE_STARTS,
@@ -30,6 +32,7 @@ from harness.process import (
     PCH_REQUESTS,
     PCH_REQUESTS_ENV,
     PCH_RETRY,
+    PCH_TRUSTED_ENV,
     RESULT_FILE,
     child_env,
     read_log,
@@ -38,6 +41,9 @@ from harness.process import (
     write_atomic,
 )
 from harness.types import BuildResult, Candidate, DeviceInfo
+
+logger = logging.getLogger(__name__)
+SEAL_FILE = "build.seal"  # the parent's keyed digest of the finished directory (seal.py): checked before reuse
 
 # 2: a PCH keyed by torch's own flags, with the header beside it; harness_error. 3: builds in a sandbox (or keyed
 # apart without one), PCHs made by a child of their own, extensions built at evaluation time in its own directory
@@ -80,7 +86,7 @@ def extension_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
 
 def build_env(device: DeviceInfo, directory: Path, max_jobs: int) -> dict[str, str]:
     extra = {**extension_env(device, directory), "MAX_JOBS": str(max_jobs),
-             PCH_REQUESTS_ENV: str(directory / PCH_REQUESTS)}
+             PCH_REQUESTS_ENV: str(directory / PCH_REQUESTS), PCH_TRUSTED_ENV: ",".join(trusted_keys())}
     if device.target == "cuda":
         extra["CUDA_VISIBLE_DEVICES"] = ""  # no GPU for the builder: builds run beside evaluations
     return child_env(extra)
@@ -157,9 +163,13 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
     with _exclusive(directory / LOCK):
         done = directory / RESULT_FILE
         if done.is_file() and not force:
-            touch(directory)  # its last use, for the cache's cap (cache.py)
-            return BuildResult.model_validate_json(done.read_text()).model_copy(update={"cached": True})
+            if _sealed(directory):
+                touch(directory)  # its last use, for the cache's cap (cache.py)
+                return BuildResult.model_validate_json(done.read_text()).model_copy(update={"cached": True})
+            logger.warning("harness: the cached build in %s fails its seal check (changed since it was built, or "
+                           "made before seals, or under another key): building it again", directory)
         done.unlink(missing_ok=True)
+        (directory / SEAL_FILE).unlink(missing_ok=True)
         for entry in directory.iterdir():  # what an earlier build left: extensions, torch's stale `lock` files
             if entry.name != LOCK:
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
@@ -191,4 +201,18 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
         # the OOM killer) or by its timeout is retried next time, perhaps on a quieter machine.
         if outcome.returncode in (0, 1):
             write_atomic(done, result.model_dump_json())
+            write_atomic(directory / SEAL_FILE, _seal(directory))
         return result
+
+
+def _seal(directory: Path) -> str:
+    """The keyed digest of every file in a finished build directory (the lock and the seal aside)."""
+    return seal.seal(*seal.file_digests(directory, skip=frozenset({LOCK, SEAL_FILE})))
+
+
+def _sealed(directory: Path) -> bool:
+    try:
+        return seal.verify((directory / SEAL_FILE).read_text().strip(), *seal.file_digests(
+            directory, skip=frozenset({LOCK, SEAL_FILE})))
+    except OSError:
+        return False

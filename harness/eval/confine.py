@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import sandbox
+from harness import sandbox, seal
 from harness.config import Settings
 
 UNSANDBOXED = "unsandboxed"  # the flag of a result whose children ran without the sandbox (--sandbox off)
@@ -24,9 +24,10 @@ def require(settings: Settings) -> None:
 
 
 def hidden(settings: Settings) -> tuple[Path, ...]:
+    """The store, the key that seals what the harness keeps (seal.py), the user's credentials."""
     db = settings.db
     home = Path.home()
-    return (db, *(db.with_name(db.name + end) for end in ("-wal", "-shm", "-journal")),
+    return (db, *(db.with_name(db.name + end) for end in ("-wal", "-shm", "-journal")), seal.ensure_key(),
             *(home / name for name in CREDENTIALS))
 
 

@@ -2,14 +2,23 @@
 them): each by `python -m harness.child pch DIR`, sandboxed to DIR, the key's own directory. What a request
 says is a candidate's word: the child checks that the command is the key's, so a forged request can only make
 the PCH of its own flags; a retire request costs later builds time, never a verdict; a use request (a build
-took an existing PCH) marks its last use for the caches' cap."""
+took an existing PCH) marks its last use for the caches' cap.
+
+A PCH made here is sealed (seal.py) over the identity of its file: inode, size, modification and change times
+(the kernel sets the change time on every write, rename or utime, and no user process can set it back), so the
+check costs a stat, not a hash of 0.8 GB. A build child is told which PCHs passed (PCH_TRUSTED_ENV) and takes no
+other; one that fails (changed since, or made outside the harness) is made again after that build."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
+from harness import seal
 from harness.eval.cache import touch
 from harness.eval.confine import Confinement
 from harness.process import PCH_COMMAND, child_env, pch_root, run_child, write_atomic
@@ -18,6 +27,8 @@ KEY = re.compile(r"[0-9a-f]{32}")
 MAX_REQUESTS = 4  # a build asks for one PCH a load_inline call; more is not an honest build's
 PCH_TIMEOUT_S = 600.0
 FAILED = "failed.log"  # child/pch.py's PCH_FAILED
+PCH = Path("torch") / "extension.h.gch"  # child/pch.py's PCH_FILE
+SEAL_FILE = "pch.seal"
 
 
 def make_requested_pchs(requests: Path, confinement: Confinement | None) -> None:
@@ -54,9 +65,50 @@ def _retire(directory: Path, why: str) -> None:
 
 
 def _make(directory: Path, command: list, confinement: Confinement | None) -> None:
-    if (directory / FAILED).exists() or (directory / "torch" / "extension.h.gch").exists():
+    if (directory / FAILED).exists() or sealed(directory) or not _clear_unsealed(directory):
         return
     directory.mkdir(parents=True, exist_ok=True)
     write_atomic(directory / PCH_COMMAND, json.dumps(command))
     run_child(["pch", str(directory)], env=child_env({"CUDA_VISIBLE_DEVICES": ""}), timeout_s=PCH_TIMEOUT_S,
               log_path=directory / "make.log", cwd=directory, policy=confinement and confinement.policy(directory))
+    if (directory / PCH).is_file():
+        seal_pch(directory)
+
+
+def _clear_unsealed(directory: Path) -> bool:
+    """Remove a PCH that fails its seal, unless a maker holds the directory's lock (child/pch.py): False then."""
+    if not (directory / PCH).exists():
+        return True
+    with open(directory / "lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        shutil.rmtree(directory / PCH.parent, ignore_errors=True)
+        return True
+
+
+def _identity(directory: Path) -> list[str]:
+    info = (directory / PCH).stat()
+    header = directory / PCH.with_suffix("")
+    return [directory.name, str(info.st_ino), str(info.st_size), str(info.st_mtime_ns), str(info.st_ctime_ns),
+            os.readlink(header) if header.is_symlink() else "no link"]
+
+
+def seal_pch(directory: Path) -> None:
+    write_atomic(directory / SEAL_FILE, seal.seal(*_identity(directory)))
+
+
+def sealed(directory: Path) -> bool:
+    try:
+        return seal.verify((directory / SEAL_FILE).read_text().strip(), *_identity(directory))
+    except OSError:
+        return False
+
+
+def trusted_keys() -> list[str]:
+    """The PCHs a build may use now: made by the harness and unchanged since."""
+    root = pch_root()
+    if not root.is_dir():
+        return []
+    return sorted(d.name for d in root.iterdir() if _is_key(d.name) and sealed(d) and not (d / FAILED).exists())

@@ -1,7 +1,9 @@
 """Builds: hash-keyed directories, one build per source across processes, timeouts."""
 import json
+import logging
 import subprocess
 import sys
+from pathlib import Path
 
 from harness.device import discover
 from harness.eval.build import build
@@ -38,3 +40,18 @@ def test_build_timeout_kills_the_builder_and_is_not_cached(tmp_path):
     assert "--build-timeout" in result.error
     again = build(candidate, discover("cpu"), tmp_path, timeout_s=8)
     assert again.cached is False  # a timeout is retried, not served from the cache
+
+
+def test_a_cached_build_changed_since_it_was_built_is_built_again(tmp_path, caplog):
+    """A finished build is served only while its files are the ones the harness sealed (seal.py)."""
+    candidate = load_candidate(str(SOLUTIONS / "correct" / "cpu_relu.py"))
+    first = build(candidate, discover("cpu"), tmp_path, timeout_s=900)
+    assert first.status == "ok" and build(candidate, discover("cpu"), tmp_path, timeout_s=900).cached
+    directory = Path(first.directory)
+    [library] = directory.rglob("*.so")
+    planted = library.read_bytes() + b"planted"  # another extension under this source's hash
+    library.write_bytes(planted)
+    with caplog.at_level(logging.WARNING):
+        again = build(candidate, discover("cpu"), tmp_path, timeout_s=900)
+    assert again.status == "ok" and not again.cached and "fails its seal check" in caplog.text
+    assert library.read_bytes() != planted and build(candidate, discover("cpu"), tmp_path).cached

@@ -72,10 +72,10 @@ def test_garbage_file_is_refused(tmp_path):
 
 
 def v1_schema() -> str:
-    """Version 1 as released: today's core tables, without the run config column."""
+    """Version 1 as released: today's core tables, without the run config column and the seals."""
     from harness import store_schema
-    lines = [line for line in store_schema.SCHEMA.splitlines() if not line.strip().startswith("config TEXT")]
-    schema = "\n".join(lines).replace("model TEXT,", "model TEXT")
+    lines = [line for line in store_schema.SCHEMA.splitlines() if not line.strip().startswith(("config TEXT", "seal"))]
+    schema = "\n".join(lines).replace("model TEXT,", "model TEXT").replace("evaluations(id),", "evaluations(id)")
     return schema + """
 INSERT INTO runs VALUES ('old', '2026-11-22T00:00:00+00:00', 'eval', 'cpu', 'CPU', NULL);
 PRAGMA user_version = 1;
@@ -90,7 +90,7 @@ def test_a_version_1_database_is_migrated_in_place(tmp_path):
         assert [r.name for r in store.runs()] == ["old"]
         assert store.run_config("old") is None and store.turns("old") == {}
     db = sqlite3.connect(tmp_path / "h.db")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 5
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"completions", "turns", "baselines", "peaks"} <= tables
 
