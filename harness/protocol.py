@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from harness.types import CheckResult, Frozen, Status, Target, Timing, TimingSettings
+from harness.types import CheckResult, Coverage, Frozen, Status, Target, Timing, TimingSettings
 
 
 class OutputStats(Frozen):
@@ -52,13 +52,16 @@ class WorkerReport(Frozen):
                                                        "ran out (False: the parent flags noisy_timing)")
     device_name: str = Field(description="Device name as torch reports it")
     torch_version: str = Field(description="torch.__version__ in the child")
-    stages: dict[str, float] = Field(default_factory=dict, description="Seconds spent in setup, check, time; cpu: "
-                                     "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: child/observe.py)")
+    stages: dict[str, float] = Field(default_factory=dict, description="Seconds spent in setup, check, coverage, "
+                                     "time; cpu: also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: "
+                                     "child/observe.py)")
     reference_stats: tuple[OutputStats, ...] = Field(default=(), description="The reference's outputs on the "
                                                       "first trial, for the parent's informativeness check")
     seed_mismatch: tuple[float, ...] | None = Field(default=None, description="Per output: the share of a sample "
                                                     "of elements a second seed changed beyond the tolerance (None: "
                                                     "one trial only)")
+    coverage: Coverage | None = Field(default=None, description="The candidate's share of one profiled forward, "
+                                      "after the checks (None: not measured)")
 
 
 class WorkerSpec(Frozen):

@@ -43,9 +43,10 @@ def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 5  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
+PROTOCOL_VERSION = 6  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
 # 4: harness_error, contention checks, the cpu speed of light as a true upper bound; 5: every evaluation checks
-# that the reference output is informative, and one value everywhere where the reference varies is incorrect
+# that the reference output is informative, and one value everywhere where the reference varies is incorrect;
+# 6: one more call, profiled, for the candidate's coverage
 
 
 class Frozen(BaseModel):
@@ -131,6 +132,40 @@ class Timing(Frozen):
                                                                    "device-wide sync included")
 
 
+class KernelTime(Frozen):
+    """Time one kernel or operator took in the profiled forward (child/coverage.py)."""
+
+    name: str = Field(description="The candidate's kernel (cuda) or extension function (cpu), or PyTorch's operator")
+    owner: Literal["candidate", "pytorch"] = Field(description="Whose work it is")
+    ms: float = Field(description="Device time (cuda) or wall time (cpu), milliseconds")
+
+
+class Coverage(Frozen):
+    """How much of one profiled forward's work the candidate's own code did (child/coverage.py)."""
+
+    share: float | None = Field(description="candidate / (candidate + PyTorch) time, 0-1; None when neither did "
+                                            "measurable work")
+    candidate_ms: float = Field(description="Time in the candidate's own kernels or extension functions")
+    pytorch_ms: float = Field(description="Time in PyTorch's operators, wherever they were called from")
+    calls: int = Field(description="Calls into the candidate's extension functions")
+    top: tuple[KernelTime, ...] = Field(default=(), description="The kernels and operators that took longest")
+
+    @property
+    def percent(self) -> str:
+        return "-" if self.share is None else f"{100 * self.share:.0f}%"
+
+    def feedback(self) -> str:
+        """For the model: how much its own kernels did, and what did the rest."""
+        if not self.calls:
+            return "none of your extension's functions ran in forward: PyTorch did all the work"
+        rest = [k for k in self.top if k.owner == "pytorch"]
+        text = f"your kernels did {self.percent} of the measured work"
+        if rest and self.pytorch_ms > 0:
+            total = self.candidate_ms + self.pytorch_ms
+            text += "; PyTorch did the rest: " + ", ".join(f"{k.name} {100 * k.ms / total:.0f}%" for k in rest[:3])
+        return text
+
+
 class EvalResult(Frozen):
     """One candidate evaluated on one problem: the unit that is stored and reported."""
 
@@ -156,11 +191,14 @@ class EvalResult(Frozen):
     uninformative: str | None = Field(default=None, description="Why the problem's reference output cannot tell a "
                                   "right answer from a wrong one (flag uninformative_problem), or None")
     build: BuildResult | None = Field(default=None, description="Build outcome (log included)")
+    coverage: Coverage | None = Field(default=None, description="Share of the work the candidate's own code did, "
+                                      "from one profiled forward after the checks; None if not measured")
     stages: dict[str, float] = Field(default_factory=dict, description="Seconds per stage: build, queue (built, "
                                      "waiting for a device), eval (from hand-off to the child until it exited), and "
-                                     "within eval as the child measured it: setup, check, time; on the cpu target "
-                                     "also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: child/observe.py); "
-                                     "slowed_eval: a first evaluation whose reference looked slowed, done again")
+                                     "within eval as the child measured it: setup, check, coverage, time; on the cpu "
+                                     "target also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: "
+                                     "child/observe.py); slowed_eval: a first evaluation whose reference looked "
+                                     "slowed, done again")
     cached: bool = Field(default=False, description="Served from the store instead of re-evaluated")
 
     @property
@@ -194,6 +232,7 @@ class EvalResult(Frozen):
             "flags": list(self.flags),
             "uninformative": self.uninformative,
             "counted": self.counted,
+            "coverage": self.coverage.share if self.coverage else None,
             "max_abs_err": self.check.max_abs_err if self.check else None,
             "max_rel_err": self.check.max_rel_err if self.check else None,
             "mismatch_fraction": self.check.mismatch_fraction if self.check else None,

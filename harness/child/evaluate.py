@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from harness.child import coverage
 from harness.child import observe as cpu_load
 from harness.child.check import (
     compare,
@@ -51,7 +52,7 @@ from harness.child.defenses import (
     poison_free_memory,
     snapshot,
 )
-from harness.child.loader import import_candidate, install_extension_loader
+from harness.child.loader import import_candidate, install_extension_loader, loaded_modules
 from harness.child.timing import time_interleaved
 from harness.process import write_atomic
 from harness.protocol import WorkerReport, WorkerSpec
@@ -60,7 +61,7 @@ from harness.types import HARNESS_ERROR, CheckResult
 _clock = time.perf_counter  # bound before any candidate code runs: stage times cannot be patched
 RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked again (besides the first two)
 
-STAGES = ("setup", "check", "time")
+STAGES = ("setup", "check", "coverage", "time")
 
 
 def eval_main(spec: WorkerSpec) -> WorkerReport:
@@ -70,6 +71,7 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
         with torch.no_grad():
             evaluation.setup()
             evaluation.check()
+            evaluation.profile()
             evaluation.time()
     except EvalFailure as failure:
         return evaluation.failed(failure)
@@ -94,6 +96,7 @@ class Evaluation:
         self.reference_stats: tuple = ()  # the reference's outputs on trial 0, and how they move with the seed
         self.seed_samples: list[torch.Tensor] = []
         self.seed_mismatch: tuple[float, ...] | None = None
+        self.coverage = None
         # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
             self.problem = import_problem(spec.problem_path)
@@ -154,6 +157,17 @@ class Evaluation:
             self.worst_rel = max(self.worst_rel, result.max_rel_err or 0.0)
             del out, copy, mine, inputs
         self.stage_ends("check")
+
+    def profile(self) -> None:
+        """One more call, profiled, on fresh inputs: how much of the work the candidate's own code did
+        (coverage.py). Its output is not checked again: a candidate that computes differently under the profiler
+        changes only its own coverage."""
+        inputs = self.inputs("coverage")
+        with failing_as("ModelNew.forward failed (the profiled call)"):
+            self.coverage, _ = coverage.measure(lambda: self.candidate(*inputs), frozenset(loaded_modules),
+                                                cuda=self.spec.target == "cuda")
+        self.guard.verify("in forward, the profiled call")
+        self.stage_ends("coverage")
 
     def time(self) -> None:
         """Fresh inputs for every call; some candidate outputs are checked again, chosen by a secret draw,
@@ -258,7 +272,7 @@ class Evaluation:
                             **self.fields)
 
     def observed(self) -> dict:
-        return dict(reference_stats=self.reference_stats, seed_mismatch=self.seed_mismatch)
+        return dict(reference_stats=self.reference_stats, seed_mismatch=self.seed_mismatch, coverage=self.coverage)
 
 
 def clone(inputs: list) -> list:
@@ -268,13 +282,15 @@ def clone(inputs: list) -> list:
 def warm_up(target: str) -> None:
     """What every evaluation pays before it can start: importing torch and the harness's own modules, and
     (cuda) creating the context; a warm child pays it while the previous candidate is evaluated."""
-    if target == "cuda" and torch.cuda.is_available():
+    cuda = target == "cuda" and torch.cuda.is_available()
+    if cuda:
         for attempt in range(5):
             try:
                 torch.empty(1, device="cuda")
-                return
+                break
             except RuntimeError:  # the evaluation beside us may hold all free memory for a moment (poison)
                 time.sleep(0.5 * (attempt + 1))
+    coverage.warm_up(cuda)
 
 
 def main(argv: list[str]) -> int:

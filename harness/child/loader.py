@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import traceback
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -28,6 +29,8 @@ from harness.process import (
     NO_GPU_HINT,
     PCH_RETRY,
 )
+
+loaded_modules: set[str] = set()  # names of the extension modules the candidate was given, in this process
 
 
 def build_main(directory: Path) -> int:
@@ -78,7 +81,8 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
             if mode == "load" and index < len(manifest) and manifest[index]["name"] == name:
                 entry = manifest[index]
                 if Path(entry["file"]).is_file():
-                    return cpp_ext._import_module_from_library(entry["module"], entry["dir"], entry["is_python_module"])
+                    return _loaded(cpp_ext._import_module_from_library(entry["module"], entry["dir"],
+                                                                       entry["is_python_module"]))
             home = directory if mode == "build" else scratch or directory
             target = home / f"ext{index}_{re.sub(r'[^A-Za-z0-9_]', '_', name)[:64]}"
             target.mkdir(parents=True, exist_ok=True)
@@ -96,7 +100,7 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
                 file = Path(result.__file__ if is_module else result)
                 manifest.append({"name": name, "module": file.name.split(".")[0], "dir": str(target),
                                  "file": str(file), "is_python_module": bool(is_module)})
-            return result
+            return _loaded(result)
 
         loader.__wrapped__ = real
         loader.__signature__ = signature
@@ -105,6 +109,13 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
     cpp_ext.load_inline = wrap(cpp_ext.load_inline, with_pch=mode == "build")
     cpp_ext.load = wrap(cpp_ext.load, with_pch=False)  # `load` gets no implicit torch/extension.h
     return manifest
+
+
+def _loaded(result):
+    """Note an extension module handed to the candidate (its functions are the candidate's own: coverage.py)."""
+    if isinstance(result, types.ModuleType):
+        loaded_modules.add(result.__name__)
+    return result
 
 
 def _build_extension(cpp_ext, real: Callable, bound, target: Path, with_pch: bool):

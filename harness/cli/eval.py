@@ -82,7 +82,7 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
     problems = sorted({r.problem_id for r in results})
     device = results[0].device_name if results else ""
     table = Table(title=escape(f"{', '.join(problems)} on {device}"), title_justify="left")
-    numbers = ("speedup", "vs compile", "ms", "ref ms", "% SOL", "max abs err")
+    numbers = ("speedup", "vs compile", "ms", "ref ms", "% SOL", "coverage", "max abs err")
     for name in ("candidate", "status", *numbers, "flags"):
         table.add_column(
             name,
@@ -101,6 +101,7 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
             fmt(r.runtime_ms, ".3f"),
             fmt(r.ref_runtime_ms, ".3f"),
             fmt(sol and 100 * sol, ".0f"),
+            (r.coverage.percent if r.coverage else "-"),
             fmt(r.check.max_abs_err if r.check else None, ".2e"),
             ", ".join(r.flags),
         )

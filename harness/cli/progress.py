@@ -61,9 +61,10 @@ class ConsoleEvents(Events):
         style = STATUS_STYLE[result.status]
         speed = f" {result.speedup:.2f}x" if result.speedup is not None else ""
         cached = " (stored)" if result.cached else ""
+        covered = f" coverage {result.coverage.percent}" if result.coverage else ""
         flags = f" [yellow]\\[{escape(', '.join(result.flags))}][/]" if result.flags else ""
         self.progress.console.print(f"[{style}]{result.status:<13}[/]{speed} {escape(result.problem_id)} "
-                                    f"{escape(result.candidate_label)}{cached}{flags}")
+                                    f"{escape(result.candidate_label)}{cached}{covered}{flags}")
 
 
 class RunConsoleEvents(ConsoleEvents, RunEvents):

@@ -135,7 +135,7 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
     degenerate = degenerate_reasons(report.reference_stats, report.seed_mismatch)
     return result_for(job, device, settings.dtype, status=report.status, speedup=speedup, runtime=report.runtime,
                       ref_runtime=report.ref_runtime, check=report.check, error=report.error,
-                      uninformative="; ".join(degenerate) or None,
+                      uninformative="; ".join(degenerate) or None, coverage=report.coverage,
                       flags=merge_flags(job.flags, flags, contention.flags, [UNINFORMATIVE] if degenerate else []),
                       build=build,
                       stages={**report.stages, "eval": outcome.duration_s, **contention.stages})

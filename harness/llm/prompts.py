@@ -60,6 +60,7 @@ class Prompts:
             "feedback.j2", status=result.status, error=result.error, flags=list(result.flags),
             runtime_ms=result.runtime_ms, ref_runtime_ms=result.ref_runtime_ms, speedup=result.speedup,
             sol_fraction=sol_fraction if result.status == "correct" else None,
+            coverage=result.coverage.feedback() if result.coverage and result.status == "correct" else "",
             compiler_errors=error_lines(build_log) if build_log else "",
             max_abs_err=check.max_abs_err if check else None, max_rel_err=check.max_rel_err if check else None,
             mismatch_fraction=check.mismatch_fraction if check else None, turns_left=turns_left)

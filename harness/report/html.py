@@ -131,6 +131,7 @@ def _problem_view(row: ProblemRow, colour: str) -> dict:
         "compile_ms": fmt_ms(row.compile_ms), "compile_ms_sort": _sort_key(row.compile_ms),
         "compile_kind": row.compile_kind or "",
         "sol": _sol_bars(row, colour), "sol_sort": _sort_key(row.sol_fraction),
+        "coverage": fmt_pct(row.best_coverage), "coverage_sort": _sort_key(row.best_coverage),
         "statuses": sorted(row.statuses.items(), key=lambda kv: -kv[1]),
         "flags": list(row.flags),
     }

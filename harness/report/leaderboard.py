@@ -37,6 +37,8 @@ class ProblemRow(Frozen):
     ref_runtime_ms: float | None = Field(description="Reference median measured beside it")
     best_candidate: str | None = Field(description="Path (or hash prefix) of that candidate")
     flags: tuple[str, ...] = Field(description="Flags raised on the best candidate")
+    best_coverage: float | None = Field(default=None, description="That candidate's share of the work done by its "
+                                                                  "own code, 0-1 (child/coverage.py)")
     eager_ms: float | None = Field(description="Clean eager baseline median")
     compile_ms: float | None = Field(description="Best torch.compile baseline median")
     compile_kind: str | None = Field(description="Which torch.compile mode that is")
@@ -152,6 +154,7 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
             best_speedup=best.speedup if best else None, best_vs_compile=ctx.vs_compile(best.speedup if best else None),
             best_runtime_ms=best.runtime_ms if best else None, ref_runtime_ms=best.ref_runtime_ms if best else None,
             best_candidate=best.candidate_label if best else None, flags=best.flags if best else (),
+            best_coverage=best.coverage.share if best and best.coverage else None,
             eager_ms=eager_ms, compile_ms=compile_ms, compile_kind=compiled[0] if compiled else None, sol_ms=bound,
             sol_fraction=ctx.sol_fraction(best.runtime_ms if best else None),
             eager_sol_fraction=ctx.sol_fraction(eager_ms), compile_sol_fraction=ctx.sol_fraction(compile_ms)))
@@ -222,14 +225,15 @@ def render(board: Leaderboard, console: Console) -> None:
     """One run: a row per problem, the flagged results, and the summary line."""
     table = Table(title=f"run {board.summary.run}", title_justify="left")
     name_column(table, "problem")
-    for name in ("cands", "best speedup", "vs compile", "ref ms", "best ms", "% SOL"):
+    for name in ("cands", "best speedup", "vs compile", "ref ms", "best ms", "% SOL", "coverage"):
         number_column(table, name)
     table.add_column("statuses")
     table.add_column("flags")
     for row in board.problems:
         statuses = " ".join(f"[{STATUS_STYLE[s]}]{s} {n}[/]" for s, n in row.statuses.items())
         table.add_row(row.problem, str(row.candidates), _x(row.best_speedup), _x(row.best_vs_compile),
-                      _ms(row.ref_runtime_ms), _ms(row.best_runtime_ms), _pct(row.sol_fraction), statuses,
+                      _ms(row.ref_runtime_ms), _ms(row.best_runtime_ms), _pct(row.sol_fraction),
+                      _pct(row.best_coverage), statuses,
                       ", ".join(row.flags))
     print_table(console, table)
     if board.flagged:

@@ -4,7 +4,7 @@ import pytest
 
 from harness.llm.prompts import DEFAULT_DIR, PromptError, Prompts
 from harness.problems import index as problems
-from harness.types import BuildResult, CheckResult, EvalResult, TargetFacts, Timing
+from harness.types import BuildResult, CheckResult, Coverage, EvalResult, KernelTime, TargetFacts, Timing
 from tests.conftest import REPO
 
 GPU = TargetFacts(target="cuda", name="NVIDIA H100 80GB HBM3", compute_capability="9.0", sm_count=132,
@@ -59,6 +59,18 @@ def test_feedback_for_each_outcome():
     text = prompts.feedback(result("correct", runtime=t, ref_runtime=r, speedup=2.5), turns_left=2,
                             sol_fraction=0.42)["content"]
     assert "at 42% of the hardware's speed of light" in text
+    assert "profiled call" not in text  # no coverage measured: nothing said
+    coverage = Coverage(share=0.12, candidate_ms=0.12, pytorch_ms=0.88, calls=1,
+                        top=(KernelTime(name="aten::addmm", owner="pytorch", ms=0.8),
+                             KernelTime(name="relu_kernel", owner="candidate", ms=0.12),
+                             KernelTime(name="aten::add", owner="pytorch", ms=0.08)))
+    text = prompts.feedback(result("correct", runtime=t, ref_runtime=r, speedup=2.5, coverage=coverage),
+                            turns_left=2)["content"]
+    assert "your kernels did 12% of the measured work; PyTorch did the rest: aten::addmm 80%, aten::add 8%" in text
+    decoy = Coverage(share=0.0, candidate_ms=0.0, pytorch_ms=1.0, calls=0)
+    text = prompts.feedback(result("correct", runtime=t, ref_runtime=r, speedup=2.5, coverage=decoy),
+                            turns_left=2)["content"]
+    assert "none of your extension's functions ran in forward" in text
 
     for status in ("runtime_error", "timeout", "no_code", "rejected"):
         text = prompts.feedback(result(status, error=f"the {status} message"), turns_left=2)["content"]
