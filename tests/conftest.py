@@ -27,3 +27,11 @@ def json_lines(text: str) -> list[dict]:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """GPU tests run one at a time (they time things on one device): `-m gpu` turns the two workers off."""
+    if "gpu" in (config.option.markexpr or "") and getattr(config.option, "numprocesses", None):
+        config.option.numprocesses = 0
+        config.option.dist = "no"

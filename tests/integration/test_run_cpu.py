@@ -20,7 +20,7 @@ def results_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def board(results_dir):
     proc = run_cli("run", "--target", "cpu", "--json", "--results-dir", results_dir, "--run", "refs",
-                   "--timing-budget", "2")
+                   "--timing-budget", "1")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
