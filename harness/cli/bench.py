@@ -16,7 +16,7 @@ from harness.device import devices_like, discover
 from harness.eval.bench import SHAPES, Bench, Measurement
 from harness.types import TARGETS
 
-STAGES = ("build", "queue", "eval", "setup", "check", "time")
+STAGES = ("build", "queue", "eval", "setup", "check", "coverage", "time")
 
 
 def cmd_bench(args) -> int:

@@ -199,15 +199,16 @@ class Measurement:
 
     @property
     def busy(self) -> float:
-        """Share of the wall time each device spent checking and timing (the work it exists for)."""
-        work = sum(r.stages.get("check", 0.0) + r.stages.get("time", 0.0) for r in self.results)
+        """Share of the wall time each device spent checking, profiling and timing (the work it exists for)."""
+        work = sum(r.stages.get("check", 0.0) + r.stages.get("coverage", 0.0) + r.stages.get("time", 0.0)
+                   for r in self.results)
         return work / (self.wall_s * self.devices) if self.wall_s > 0 else 0.0
 
     @property
     def overhead(self) -> float | None:
-        """Per candidate, beyond its build and its checking and timing: waiting for a child, importing the
-        problem and the candidate, constructing both models, reporting."""
-        values = [r.stages["eval"] - r.stages.get("check", 0.0) - r.stages.get("time", 0.0)
+        """Per candidate, beyond its build and its checking, profiling and timing: waiting for a child, importing
+        the problem and the candidate, constructing both models, reporting."""
+        values = [r.stages["eval"] - sum(r.stages.get(name, 0.0) for name in ("check", "coverage", "time"))
                   for r in self.results if "eval" in r.stages]
         return statistics.fmean(values) if values else None
 
@@ -218,7 +219,7 @@ class Measurement:
         return {"mode": self.mode, "shape": self.shape, "devices": self.devices, "candidates": len(self.results),
                 "wall_s": round(self.wall_s, 2), "per_min": round(self.per_min, 2), "statuses": statuses,
                 "stages_s": {name: None if self.stage(name) is None else round(self.stage(name), 3)
-                             for name in ("build", "queue", "eval", "setup", "check", "time")},
+                             for name in ("build", "queue", "eval", "setup", "check", "coverage", "time")},
                 "device_busy": round(self.busy, 3),
                 "overhead_s": None if self.overhead is None else round(self.overhead, 3)}
 
