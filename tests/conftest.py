@@ -6,6 +6,12 @@ from pathlib import Path
 
 import pytest
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # execnet gives its workers COLUMNS=80 and LINES=24, which a plain pytest run does not have: without them the
+    # harness prints tables piped to a file at their full width, and the tests read them so
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
 FIXTURES = Path(__file__).parent / "fixtures"
 SOLUTIONS = FIXTURES / "solutions"
 REPO = Path(__file__).parent.parent
