@@ -280,8 +280,8 @@ def clone(inputs: list) -> list:
 
 
 def warm_up(target: str) -> None:
-    """What every evaluation pays before it can start: importing torch and the harness's own modules, and
-    (cuda) creating the context; a warm child pays it while the previous candidate is evaluated."""
+    """What every evaluation pays before it can start: importing torch and the harness's own modules, (cuda)
+    creating the context, starting the profiler; a warm child pays it while the previous candidate is evaluated."""
     cuda = target == "cuda" and torch.cuda.is_available()
     if cuda:
         for attempt in range(5):
