@@ -205,14 +205,17 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
         return result
 
 
+def _contents(directory: Path) -> list[str]:
+    """What a finished build directory's seal covers: every file in it, the lock and the seal aside."""
+    return seal.file_digests(directory, skip=frozenset({LOCK, SEAL_FILE}))
+
+
 def _seal(directory: Path) -> str:
-    """The keyed digest of every file in a finished build directory (the lock and the seal aside)."""
-    return seal.seal(*seal.file_digests(directory, skip=frozenset({LOCK, SEAL_FILE})))
+    return seal.seal(*_contents(directory))
 
 
 def _sealed(directory: Path) -> bool:
     try:
-        return seal.verify((directory / SEAL_FILE).read_text().strip(), *seal.file_digests(
-            directory, skip=frozenset({LOCK, SEAL_FILE})))
+        return seal.verify((directory / SEAL_FILE).read_text().strip(), *_contents(directory))
     except OSError:
         return False
