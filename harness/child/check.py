@@ -159,9 +159,14 @@ def output_stats(t: torch.Tensor, atol: float, rtol: float) -> OutputStats:
 
 
 def seed_sample(t: torch.Tensor) -> torch.Tensor:
-    """Up to SEED_SAMPLE elements, evenly spaced, of a flattened output (a copy)."""
+    """Up to SEED_SAMPLE elements of a flattened output (a copy), at the same scattered positions for any output of
+    that size. Evenly spaced ones would fall in one column of a row-major output whose row length divides the
+    stride (an exclusive cumsum's first column: zero for every seed)."""
     flat = t.reshape(-1)
-    return flat[::max(1, flat.numel() // SEED_SAMPLE)][:SEED_SAMPLE].clone()
+    if flat.numel() <= SEED_SAMPLE:
+        return flat.clone()
+    positions = torch.randint(flat.numel(), (SEED_SAMPLE,), generator=torch.Generator().manual_seed(SEED_SAMPLE))
+    return flat[positions.to(flat.device)]
 
 
 def varies(stats: OutputStats) -> bool:

@@ -91,3 +91,17 @@ def test_same_values_treats_nans_as_equal_but_nothing_else():
     assert same_values(a, a.clone())
     assert not same_values(a, torch.tensor([1.0, 2.0]))
     assert not same_values(torch.zeros(2), torch.zeros(3))
+
+
+def test_the_seed_sample_sees_more_than_one_column_of_an_output():
+    # 65536 rows of 64: evenly spaced samples (every 64th element) would all be column 0, an exclusive cumsum's
+    # zero, the same for every seed (a false uninformative_problem for level1/exclusive_cumsum on an H100)
+    from harness.child.check import seed_sample
+
+    outputs = [torch.nn.functional.pad(torch.randn(1 << 16, 63, generator=torch.Generator().manual_seed(seed))
+                                       .cumsum(1), (1, 0)) for seed in (1, 2)]
+    first, second = (seed_sample(out) for out in outputs)
+    assert first.numel() == 1 << 16 and (first == 0).float().mean() < 0.05  # column 0 is 1 in 64
+    assert (first - second).abs().gt(1e-3).float().mean() > 0.9
+    small = torch.arange(10.0)
+    assert torch.equal(seed_sample(small), small) and seed_sample(small).data_ptr() != small.data_ptr()
