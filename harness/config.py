@@ -58,6 +58,9 @@ class Settings(Frozen):
                                                            "harness bench re-evaluates built candidates)")
     max_speedup: float = Field(default=10.0, gt=1, description="A speedup over eager above this is flagged "
                                                                "implausible_speedup and not counted")
+    min_coverage: float = Field(default=0.5, ge=0, le=1, description="A correct result whose own kernels did less "
+                                "than this share of its profiled forward's work is flagged low_coverage and not "
+                                "counted (a problem's MIN_COVERAGE replaces it)")
     compile_baselines: bool = Field(default=False, description="Also measure the torch.compile baselines of the "
                                                                "problems evaluated (cached; `harness baseline` "
                                                                "measures them on their own)")
@@ -102,7 +105,8 @@ ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_T
        "HARNESS_TIMING_WARMUP_RUNS": "timing.warmup_runs", "HARNESS_TIMING_MIN_RUNS": "timing.min_runs",
        "HARNESS_TIMING_MAX_RUNS": "timing.max_runs", "HARNESS_TIMING_TARGET_RSE": "timing.target_rse",
        "HARNESS_TIMING_BUDGET": "timing.budget_s", "HARNESS_FORCE": "force", "HARNESS_REBUILD": "rebuild",
-       "HARNESS_MAX_SPEEDUP": "max_speedup", "HARNESS_COMPILE_BASELINES": "compile_baselines",
+       "HARNESS_MAX_SPEEDUP": "max_speedup", "HARNESS_MIN_COVERAGE": "min_coverage",
+       "HARNESS_COMPILE_BASELINES": "compile_baselines",
        "HARNESS_CONTENTION_WAIT": "contention_wait_s", "HARNESS_PROBLEMS_DIR": "problems_dir",
        "HARNESS_SOLUTIONS_DIR": "solutions_dir", "HARNESS_SANDBOX": "sandbox",
        "HARNESS_CACHE_MAX_GB": "cache_max_gb"}
@@ -110,7 +114,8 @@ ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_T
 FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials", "build_timeout_s": "--build-timeout",
          "eval_timeout_s": "--eval-timeout", "build_workers": "--build-workers", "gpus": "--gpus",
          "executor": "--executor", "ray_address": "--ray-address", "timing.budget_s": "--timing-budget",
-         "force": "--force", "max_speedup": "--max-speedup", "compile_baselines": "--compile-baselines",
+         "force": "--force", "max_speedup": "--max-speedup", "min_coverage": "--min-coverage",
+         "compile_baselines": "--compile-baselines",
          "contention_wait_s": "--contention-wait", "problems_dir": "--problems-dir",
          "solutions_dir": "--solutions-dir", "sandbox": "--sandbox"}
 # Settable only by code (load_settings(static_rules=False), Settings(...)): switching the integrity rules off is

@@ -30,6 +30,9 @@ CANDIDATE_FILE = "candidate.py"
 MANIFEST_FILE = "manifest.json"
 RESULT_FILE = "build.json"
 LOG_FILE = "build.log"
+# Printed by the build child when a kernel build failed and the candidate's import caught the exception (then what
+# it fails with); the parent quotes it when such a candidate's forward ran none of its kernels (no_kernel_ran).
+CAUGHT_BUILD = "harness: a kernel build failed, and the candidate's code caught the exception:"
 PCH_RETRY = "harness: the build with the precompiled torch/extension.h failed; building again without it"
 # The shared precompiled headers (child/pch.py makes them): one directory per key. A sandboxed build child may not
 # write there; it appends what it needs to its build directory's PCH_REQUESTS, and the parent has each made by a

@@ -32,7 +32,7 @@ BuildStatus = Literal["ok", "compile_error", "timeout", "harness_error"]
 # while it was timed): such a result never counts in fast_p, the
 # geometric mean or "best" (see harness/eval/plausibility.py). Other flags (noisy_timing, torch_ops) inform.
 EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work",
-                             "contended", "uninformative_problem"})
+                             "contended", "uninformative_problem", "low_coverage"})
 # The problem's reference output cannot tell a right answer from a wrong one at its tolerance (problems/gate.py's
 # degenerate_reasons, checked in every evaluation): the verdict says nothing, so the result is in no rate at all.
 UNINFORMATIVE = "uninformative_problem"
@@ -43,10 +43,11 @@ def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 6  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
+PROTOCOL_VERSION = 7  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
 # 4: harness_error, contention checks, the cpu speed of light as a true upper bound; 5: every evaluation checks
 # that the reference output is informative, and one value everywhere where the reference varies is incorrect;
-# 6: one more call, profiled, for the candidate's coverage
+# 6: one more call, profiled, for the candidate's coverage; 7: coverage decides (no_kernel_ran, low_coverage), and the
+# seed check samples scattered positions
 
 
 class Frozen(BaseModel):
@@ -75,6 +76,9 @@ class Problem(Frozen):
     max_speedup: float | None = Field(default=None, description="MAX_SPEEDUP: the plausible ceiling over eager "
                                                                 "for this problem, where eager is far from the "
                                                                 "speed of light (replaces --max-speedup)")
+    min_coverage: float | None = Field(default=None, description="MIN_COVERAGE: the share of the work the "
+                                                                 "candidate's own code must do, where the default "
+                                                                 "does not fit the problem (replaces --min-coverage)")
 
 
 class Candidate(Frozen):

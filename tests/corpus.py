@@ -7,8 +7,8 @@ Every exploit file says in its header what it is and what must happen to it:
   # naive: faster [--candidate-first]  what it gets from tests/naive_eval.py: correct | faster | leaks
   # static: none                       the rule ids that reject it (none: the runtime has to catch it)
   # runtime: incorrect                 its status with the static rules off, +flags that must be raised
-  # coverage: low                      (optional) PyTorch does the work: the candidate's own code has under half
-                                       of the profiled forward's time (child/coverage.py)
+                                       (rejected+no_kernel_ran, correct+low_coverage: what ran decides,
+                                       eval/kernel_use.py)
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ from harness.types import EvalResult
 ROOT = Path(__file__).resolve().parent
 CORPUS = ROOT / "fixtures" / "solutions"
 SECRET = "sk-corpus-planted-secret-0123456789"
-HEADER = re.compile(r"^# (exploit|problem|naive|static|runtime|coverage): (.+)$", re.MULTILINE)
-LOW_COVERAGE = 0.5
+HEADER = re.compile(r"^# (exploit|problem|naive|static|runtime): (.+)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,6 @@ class Entry:
     static: frozenset[str]
     status: str
     flags: frozenset[str]
-    low_coverage: bool
 
     @property
     def name(self) -> str:
@@ -59,8 +57,7 @@ def exploits(target: str) -> list[Entry]:
         status, *flags = fields["runtime"].split("+")
         static = fields["static"].split()
         entries.append(Entry(path, target, fields["exploit"], fields["problem"], fields["naive"],
-                             frozenset() if static == ["none"] else frozenset(static), status, frozenset(flags),
-                             fields.get("coverage") == "low"))
+                             frozenset() if static == ["none"] else frozenset(static), status, frozenset(flags)))
     return entries
 
 
@@ -175,8 +172,6 @@ def corpus_tests(target: str) -> dict:
         assert result.status == entry.status, result.error
         assert entry.flags <= set(result.flags), result.flags
         assert SECRET not in (result.error or "") + (result.build.log if result.build else "")
-        if entry.low_coverage:  # PyTorch did the work, and the profiled forward shows it
-            assert result.coverage and (result.coverage.share or 0.0) < LOW_COVERAGE, result.coverage
 
     @pytest.mark.parametrize("entry", entries, ids=lambda e: e.name)
     def test_no_exploit_counts_as_a_correct_speedup(entry, full):
@@ -191,9 +186,8 @@ def corpus_tests(target: str) -> dict:
         assert result.status == "correct", result.error
         # informative, or other processes used the cores while it was timed (a loaded CI machine)
         assert [f for f in result.flags if f not in ("noisy_timing", "contended")] == []
-        # its own kernel did most of the work (timed calls may launch PyTorch's allocator and copies)
-        assert result.coverage and result.coverage.calls > 0 and result.coverage.share >= LOW_COVERAGE, \
-            result.coverage
+        # its own kernel did most of the work (no low_coverage above; and it was measured)
+        assert result.coverage and result.coverage.calls > 0 and result.coverage.share >= 0.5, result.coverage
 
     @pytest.mark.parametrize("path", wrong, ids=lambda p: p.stem)
     def test_wrong_files_are_incorrect(path, full):

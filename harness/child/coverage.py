@@ -4,16 +4,20 @@ candidate's own code did, against PyTorch's operators.
 How: torch's profiler records every operator that goes through the dispatcher (from Python or from C++), and
 a profile function (sys.setprofile, on for that one call) opens a profiler range named `candidate::<fn>` around
 each call into a function of the candidate's own extension modules, however the candidate reached it (an
-attribute, an alias, a bound method). Then, on the recorded tree:
+attribute, an alias, a bound method), and around each launch through Triton's launcher (a `@triton.jit` kernel,
+autotuned or not, compiled or interpreted). Then, on the recorded tree:
   pytorch    every outermost `aten::` / `prim::` operator, wherever it was called from (a launcher that calls
              at::matmul hands the work to PyTorch): its time, with its children;
   candidate  each outermost candidate range, less the PyTorch operators inside it.
 Time is device time on the GPU (each kernel, copy or memset belongs to whatever launched it: the candidate's own
 are those launched inside its ranges outside any operator) and wall time on the CPU. Python glue is neither.
 
+Operators the candidate registers itself (TORCH_LIBRARY, torch.library: any namespace that appeared once its code
+ran) are its own ranges too, as the profiler records them.
+
 A candidate can only lower its own share here (calling PyTorch inside a range of its own is still PyTorch's).
-Not seen: operators the candidate registers with TORCH_LIBRARY are counted as neither, and a launcher that calls
-ATen's kernels without the dispatcher (at::native::...) or a vendor library looks like its own work.
+Not seen: a launcher that calls ATen's kernels without the dispatcher (at::native::...) or a vendor library looks
+like its own work.
 """
 
 from __future__ import annotations
@@ -33,20 +37,25 @@ PYTORCH_NAMESPACES = ("aten", "prim", "prims", "quantized")
 TOP = 5
 
 
-def measure(call: Callable[[], object], modules: frozenset[str], cuda: bool) -> tuple[Coverage, object]:
+def measure(call: Callable[[], object], modules: frozenset[str], cuda: bool,
+            namespaces: frozenset[str] = frozenset()) -> tuple[Coverage, object]:
     """Run `call` once, profiled; its time attributed, and what it returned. `modules`: the candidate's extension
-    module names."""
+    module names; `namespaces`: those of the operators it registered (TORCH_LIBRARY, torch.library)."""
     activities = [torch.profiler.ProfilerActivity.CPU]
     if cuda:
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     enter, leave = torch.ops.profiler._record_function_enter_new, torch.ops.profiler._record_function_exit
-    open_ranges: list = []
+    launchers = _triton_launchers()
+    opened: list[tuple[object, object]] = []  # (what opened the range: a C function or a frame, its handle)
 
     def hook(frame, event, arg) -> None:
         if event == "c_call" and getattr(arg, "__module__", None) in modules:
-            open_ranges.append(enter(CANDIDATE + getattr(arg, "__name__", "?"), None))
-        elif event in ("c_return", "c_exception") and open_ranges and getattr(arg, "__module__", None) in modules:
-            leave(open_ranges.pop())
+            opened.append((arg, enter(CANDIDATE + getattr(arg, "__name__", "?"), None)))
+        elif event == "call" and frame.f_code in launchers:
+            opened.append((frame, enter(CANDIDATE + _launched(frame), None)))
+        elif event in ("c_return", "c_exception", "return") and opened and \
+                opened[-1][0] is (frame if event == "return" else arg):
+            leave(opened.pop()[1])
 
     with torch.profiler.profile(activities=activities) as profile:
         with torch.profiler.record_function(FORWARD):
@@ -55,11 +64,16 @@ def measure(call: Callable[[], object], modules: frozenset[str], cuda: bool) -> 
                 returned = call()
             finally:
                 sys.setprofile(None)
-                while open_ranges:
-                    leave(open_ranges.pop())
+                while opened:
+                    leave(opened.pop()[1])
             if cuda:
                 torch.cuda.synchronize()
-    return attribute(profile.events(), cuda), returned
+    return attribute(profile.events(), cuda, namespaces), returned
+
+
+def op_namespaces() -> frozenset[str]:
+    """The namespaces of every operator registered with the dispatcher so far."""
+    return frozenset(name.split("::", 1)[0] for name in torch._C._dispatch_get_all_op_names())
 
 
 def warm_up(cuda: bool) -> None:
@@ -68,25 +82,49 @@ def warm_up(cuda: bool) -> None:
     measure(lambda: torch.zeros(8).add_(1), frozenset(), cuda)
 
 
+def _triton_launchers() -> frozenset:
+    """The code of Triton's launch functions (a jit kernel's, the interpreter's, autotune's), where the candidate
+    imported Triton: a kernel launched through them is the candidate's own."""
+    triton_modules = ("triton.runtime.jit", "triton.runtime.interpreter", "triton.runtime.autotuner")
+    codes = set()
+    for module in filter(None, (sys.modules.get(name) for name in triton_modules)):
+        for cls in ("JITFunction", "InterpretedFunction", "Autotuner", "Heuristics"):
+            run = getattr(getattr(module, cls, None), "run", None)
+            if hasattr(run, "__code__"):
+                codes.add(run.__code__)
+    return frozenset(codes)
+
+
+def _launched(frame) -> str:
+    kernel = frame.f_locals.get("self")
+    return getattr(kernel, "__name__", None) or getattr(getattr(kernel, "fn", None), "__name__", "triton")
+
+
 def _is_pytorch(name: str) -> bool:
     return name.split("::", 1)[0] in PYTORCH_NAMESPACES and "::" in name
 
 
-def attribute(events, cuda: bool) -> Coverage:
+def attribute(events, cuda: bool, namespaces: frozenset[str] = frozenset()) -> Coverage:
     """The candidate's and PyTorch's shares of the profiled forward (see the module's docstring)."""
+    def is_own(event) -> bool:
+        return event.name.startswith(CANDIDATE) or "::" in event.name and event.name.split("::", 1)[0] in namespaces
+
+    def outermost_own(event) -> bool:
+        return is_own(event) and not any(is_own(p) for p in _ancestors(event))
+
     host = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
     device = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA and not e.is_user_annotation]
     by_name: dict[tuple[str, str], float] = defaultdict(float)  # (name, owner) -> microseconds
-    calls = sum(1 for e in host if _outermost_candidate_range(e))
+    calls = sum(1 for e in host if outermost_own(e))
     if cuda:
-        _device_time(host, device, by_name)
+        _device_time(host, device, by_name, is_own)
     else:
         for event in host:
             if _is_pytorch(event.name) and not any(_is_pytorch(p.name) for p in _ancestors(event)):
                 by_name[(event.name, "pytorch")] += event.cpu_time_total
-            elif _outermost_candidate_range(event):
-                own = event.cpu_time_total - sum(d.cpu_time_total for d in _outermost_pytorch_below(event))
-                by_name[(event.name.removeprefix(CANDIDATE), "candidate")] += max(own, 0.0)
+            elif outermost_own(event):
+                itself = event.cpu_time_total - sum(d.cpu_time_total for d in _outermost_pytorch_below(event))
+                by_name[(event.name.removeprefix(CANDIDATE), "candidate")] += max(itself, 0.0)
     totals = {owner: sum(us for (_, o), us in by_name.items() if o == owner) for owner in ("candidate", "pytorch")}
     done = totals["candidate"] + totals["pytorch"]
     top = sorted(by_name.items(), key=lambda item: -item[1])[:TOP]
@@ -96,7 +134,7 @@ def attribute(events, cuda: bool) -> Coverage:
                               for (name, owner), us in top if us > 0))
 
 
-def _device_time(host: list, device: list, by_name: dict) -> None:
+def _device_time(host: list, device: list, by_name: dict, is_own: Callable[[object], bool]) -> None:
     """Each kernel (or copy, or memset) on the device, owned by whatever launched it: the launch is the host-side
     runtime call with the kernel's correlation id (torch's own kernel-to-operator links are not used: on some
     versions they mix up operator and runtime ids), and its owner the outermost PyTorch operator above it, else a
@@ -111,7 +149,7 @@ def _device_time(host: list, device: list, by_name: dict) -> None:
         duration = kernel.time_range.end - kernel.time_range.start
         if ops:
             by_name[(ops[-1], "pytorch")] += duration
-        elif any(e.name.startswith(CANDIDATE) for e in chain):
+        elif any(is_own(e) for e in chain):
             by_name[(kernel.name, "candidate")] += duration
 
 
@@ -120,10 +158,6 @@ def _ancestors(event):
     while parent is not None:
         yield parent
         parent = parent.cpu_parent
-
-
-def _outermost_candidate_range(event) -> bool:
-    return event.name.startswith(CANDIDATE) and not any(p.name.startswith(CANDIDATE) for p in _ancestors(event))
 
 
 def _outermost_pytorch_below(event):

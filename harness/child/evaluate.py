@@ -120,6 +120,7 @@ class Evaluation:
         # before the candidate's code runs at all; this module and its class are watched too
         self.guard = Guard(also={__name__: sys.modules[__name__], f"{__name__}.Evaluation": Evaluation})
         install_extension_loader(Path(self.spec.build_dir), "load", scratch=Path(self.spec.result_path).parent)
+        self.known_ops = coverage.op_namespaces()  # any namespace of operators added from here on is the candidate's
         candidate_starts()
         with failing_as("constructing ModelNew failed"):
             module = import_candidate(Path(self.spec.build_dir))
@@ -165,7 +166,8 @@ class Evaluation:
         inputs = self.inputs("coverage")
         with failing_as("ModelNew.forward failed (the profiled call)"):
             self.coverage, _ = coverage.measure(lambda: self.candidate(*inputs), frozenset(loaded_modules),
-                                                cuda=self.spec.target == "cuda")
+                                                cuda=self.spec.target == "cuda",
+                                                namespaces=coverage.op_namespaces() - self.known_ops)
         self.guard.verify("in forward, the profiled call")
         self.stage_ends("coverage")
 

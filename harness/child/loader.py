@@ -24,6 +24,7 @@ from typing import Literal
 from harness.child.common import candidate_starts, describe
 from harness.process import (
     CANDIDATE_FILE,
+    CAUGHT_BUILD,
     HARNESS_FAILED,
     MANIFEST_FILE,
     NO_GPU_HINT,
@@ -31,6 +32,7 @@ from harness.process import (
 )
 
 loaded_modules: set[str] = set()  # names of the extension modules the candidate was given, in this process
+failed_builds: list[str] = []  # what each kernel build that raised in this process failed with
 
 
 def build_main(directory: Path) -> int:
@@ -46,6 +48,8 @@ def build_main(directory: Path) -> int:
         if os.environ.get("CUDA_VISIBLE_DEVICES") == "" and "cuda" in str(exc).lower():
             print(NO_GPU_HINT, file=sys.stderr)
         return 1
+    if failed_builds:  # the import completed anyway: quoted if its forward then runs no kernel (no_kernel_ran)
+        print(CAUGHT_BUILD, *failed_builds, sep="\n", file=sys.stderr)
     try:
         write_manifest(directory, manifest)
     except OSError as exc:  # a full disk, a directory gone: ours, not the candidate's
@@ -80,6 +84,8 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
             is_module = bound.arguments.get("is_python_module", True)
             if mode == "load" and index < len(manifest) and manifest[index]["name"] == name:
                 entry = manifest[index]
+                if "failed" in entry:  # failed in the build child: the same failure, without compiling again
+                    raise _build_failure(RuntimeError(entry["failed"]))
                 if Path(entry["file"]).is_file():
                     return _loaded(cpp_ext._import_module_from_library(entry["module"], entry["dir"],
                                                                        entry["is_python_module"]))
@@ -94,7 +100,10 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
                     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(given))
                 result = _build_extension(cpp_ext, real, bound, target, with_pch)
             except Exception as exc:
-                exc.harness_build_failure = True
+                failed_builds.append(f"{name}: {type(exc).__name__}: {str(exc)[-2000:]}")
+                if mode == "build":
+                    manifest.append({"name": name, "failed": str(exc)[-2000:]})
+                _build_failure(exc)
                 raise
             if mode == "build" and not bound.arguments.get("is_standalone", False):
                 file = Path(result.__file__ if is_module else result)
@@ -109,6 +118,11 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
     cpp_ext.load_inline = wrap(cpp_ext.load_inline, with_pch=mode == "build")
     cpp_ext.load = wrap(cpp_ext.load, with_pch=False)  # `load` gets no implicit torch/extension.h
     return manifest
+
+
+def _build_failure(exc: Exception) -> Exception:
+    exc.harness_build_failure = True  # what a build raised (is_build_failure), not what the candidate did
+    return exc
 
 
 def _loaded(result):

@@ -74,6 +74,9 @@ def eval_options(problems: argparse.ArgumentParser, store: argparse.ArgumentPars
              "one, where the kernel refuses it; such results are flagged unsandboxed")
     add("--max-speedup", type=positive(float), metavar="X",
         help="flag speedups over eager above this as implausible_speedup; flagged results are not counted (default 10)")
+    add("--min-coverage", type=float, metavar="SHARE",
+        help="the share of a forward's measured work (0-1) the candidate's own kernels must do; below it a correct "
+             "result is flagged low_coverage and not counted (default 0.5; a problem's MIN_COVERAGE replaces it)")
     return opts
 
 
@@ -85,6 +88,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
                          build_timeout_s=args.build_timeout, eval_timeout_s=args.eval_timeout,
                          build_workers=args.build_workers, gpus=args.gpus, force=args.force or None,
                          executor=args.executor, ray_address=args.ray_address,
-                         max_speedup=args.max_speedup, compile_baselines=args.compile_baselines or None,
+                         max_speedup=args.max_speedup, min_coverage=args.min_coverage,
+                         compile_baselines=args.compile_baselines or None,
                          contention_wait_s=args.contention_wait, sandbox=args.sandbox,
                          timing={"budget_s": args.timing_budget})

@@ -185,7 +185,7 @@ def cmd_problems_show(args) -> int:
     if problem.tags:
         out.print(f"tags: {escape(', '.join(problem.tags))}")
     for name, value in (("FLOPS", problem.flops), ("BYTES", problem.bytes), ("MEMORY_GB", problem.memory_gb),
-                        ("MAX_SPEEDUP", problem.max_speedup)):
+                        ("MAX_SPEEDUP", problem.max_speedup), ("MIN_COVERAGE", problem.min_coverage)):
         if value is not None:
             out.print(f"{name} = {value:,}")
     if problem.atol is not None or problem.rtol is not None:

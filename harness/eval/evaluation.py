@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.config import Settings
-from harness.eval import gpu_load
+from harness.eval import gpu_load, kernel_use
 from harness.eval.build import (
     BUILD_PROTOCOL,
     build,
@@ -125,20 +125,34 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
                                                  f"\n{tail(log, 15)}".strip())
     finally:
         child.discard()
+    return verdict(job, build, device, settings, report, baseline, peaks, rebaseline,
+                   stages={**report.stages, "eval": outcome.duration_s, **contention.stages},
+                   contention_flags=contention.flags)
+
+
+def verdict(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, report: WorkerReport,
+            baseline: Baseline | None, peaks: Peaks | None, rebaseline: Rebaseline | None, *,
+            stages: dict[str, float], contention_flags: tuple[str, ...]) -> EvalResult:
+    """The result of what the child reported: its speed's plausibility, the problem's informativeness and whether
+    the candidate's own kernels did the work (kernel_use.py) are decided here."""
+    use = kernel_use.judge(report.coverage if report.status == "correct" else None, device.target,
+                           settings.min_coverage if job.problem.min_coverage is None else job.problem.min_coverage,
+                           build.log)
     speedup = None
     if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
         speedup = report.ref_runtime.median_ms / report.runtime.median_ms
     flags = plausibility_flags(report, device, dtype=settings.dtype,
                                max_speedup=job.problem.max_speedup or settings.max_speedup, baseline=baseline,
                                peaks=peaks, rebaseline=rebaseline and (lambda: rebaseline(job.problem, device)),
-                               gpu_contended=bool(contention.flags))
+                               gpu_contended=bool(contention_flags))
     degenerate = degenerate_reasons(report.reference_stats, report.seed_mismatch)
-    return result_for(job, device, settings.dtype, status=report.status, speedup=speedup, runtime=report.runtime,
-                      ref_runtime=report.ref_runtime, check=report.check, error=report.error,
+    return result_for(job, device, settings.dtype, status="rejected" if use.rejection else report.status,
+                      speedup=None if use.rejection else speedup, runtime=report.runtime,
+                      ref_runtime=report.ref_runtime, check=report.check, error=use.rejection or report.error,
                       uninformative="; ".join(degenerate) or None, coverage=report.coverage,
-                      flags=merge_flags(job.flags, flags, contention.flags, [UNINFORMATIVE] if degenerate else []),
-                      build=build,
-                      stages={**report.stages, "eval": outcome.duration_s, **contention.stages})
+                      flags=merge_flags(job.flags, flags, contention_flags, [UNINFORMATIVE] if degenerate else [],
+                                        use.flags),
+                      build=build, stages=stages)
 
 
 REPORT_LIMIT = 1 << 20  # a report is a few kilobytes

@@ -34,7 +34,8 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in (
     Rule("entry-point", "reject", "ModelNew is not a class defined in the file, so no rule can see what it runs"),
     Rule("kernel-unused", "reject", "ModelNew.forward never reaches the compiled kernel"),
     Rule("reference-model", "reject", "ModelNew subclasses, builds or calls the reference Model"),
-    Rule("torch-fallback", "reject", "an except handler falls back to PyTorch (or swallows a failed build)"),
+    Rule("torch-fallback", "flag", "an except handler falls back to PyTorch (or swallows a failed build): whether "
+                                   "the kernel did the work is measured (no_kernel_ran, low_coverage)"),
     Rule("concurrency", "reject", "streams, threads or processes: work the timer might not wait for"),
     Rule("patching", "reject", "assigns to attributes of modules (torch, time, ...), sys.modules or the harness"),
     Rule("introspection", "reject", "gc, inspect, frames, globals or dynamic code (exec, eval, __import__)"),

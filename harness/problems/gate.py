@@ -48,13 +48,14 @@ def metadata_reasons(problem: Problem) -> list[str]:
         reasons.append("TAGS must name the op family and exactly one of 'memory-bound' or 'compute-bound', "
                        "e.g. TAGS = ['matmul', 'compute-bound']")
     for name in uncommented_overrides(Path(problem.path).read_text()):
-        what = "the plausible speedup ceiling" if name == "MAX_SPEEDUP" else "the default tolerance"
+        what = {"MAX_SPEEDUP": "the plausible speedup ceiling",
+                "MIN_COVERAGE": "the share of the work a candidate's own code must do"}.get(name, "the default tolerance")
         reasons.append(f"{name} overrides {what} without a comment saying why "
                        "(put the reason on the line above or at the end of the line)")
     return reasons
 
 
-OVERRIDES = ("TOLERANCE", "ATOL", "RTOL", "MAX_SPEEDUP")  # each needs a comment saying why
+OVERRIDES = ("TOLERANCE", "ATOL", "RTOL", "MAX_SPEEDUP", "MIN_COVERAGE")  # each needs a comment saying why
 
 
 def uncommented_overrides(source: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 A problem file defines `class Model`, `get_inputs()` and `get_init_inputs()` (returning a list).
 Module constants the harness reads (literals): LEVEL, TAGS, TARGET, TOLERANCE (atol = rtol), ATOL,
-RTOL, MEMORY_GB, FLOPS, BYTES, MAX_SPEEDUP. README's "Adding a problem" says what each means.
+RTOL, MEMORY_GB, FLOPS, BYTES, MAX_SPEEDUP, MIN_COVERAGE. README's "Adding a problem" says what each means.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pathlib import Path
 from harness.data import problems_root
 from harness.types import Problem
 
-METADATA = ("LEVEL", "TAGS", "TARGET", "TOLERANCE", "ATOL", "RTOL", "MEMORY_GB", "FLOPS", "BYTES", "MAX_SPEEDUP")
+METADATA = ("LEVEL", "TAGS", "TARGET", "TOLERANCE", "ATOL", "RTOL", "MEMORY_GB", "FLOPS", "BYTES", "MAX_SPEEDUP",
+            "MIN_COVERAGE")
 
 
 class ProblemError(ValueError):
@@ -137,6 +138,7 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
         flops=numbers["FLOPS"],
         bytes=numbers["BYTES"],
         max_speedup=numbers["MAX_SPEEDUP"],
+        min_coverage=numbers["MIN_COVERAGE"],
     )
 
 
@@ -206,6 +208,11 @@ def _positive_numbers(path: Path, constants: dict[str, object]) -> dict[str, flo
                                     or max_speedup <= 1):
         raise ProblemError(f"{path}: MAX_SPEEDUP must be a number above 1")
     numbers["MAX_SPEEDUP"] = None if max_speedup is None else float(max_speedup)
+    min_coverage = constants.get("MIN_COVERAGE")
+    if min_coverage is not None and (isinstance(min_coverage, bool) or not isinstance(min_coverage, (int, float))
+                                     or not 0 <= min_coverage <= 1):
+        raise ProblemError(f"{path}: MIN_COVERAGE must be a number from 0 to 1 (a share of the work)")
+    numbers["MIN_COVERAGE"] = None if min_coverage is None else float(min_coverage)
     return numbers
 
 

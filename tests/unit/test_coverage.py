@@ -1,10 +1,18 @@
 """Kernel coverage (child/coverage.py) with the real profiler: a builtin function of a module stands in for the
 candidate's extension (the profile hook knows functions by their module, as it knows a pybind11 extension's)."""
+import os
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
+import pytest
 import torch
 
 from harness.child.coverage import measure
+from harness.types import Coverage
+
+ROOT = Path(__file__).resolve().parents[2]
 
 DATA = bytes(range(256)) * 20000  # ~5 MB: tens of milliseconds of zlib.compress, outside any PyTorch operator
 X = torch.randn(512, 512)
@@ -40,3 +48,54 @@ def test_pytorch_called_from_inside_the_candidates_function_is_pytorchs_work():
 def test_nothing_measurable_has_no_share():
     coverage, out = measure(lambda: 3, frozenset({"zlib"}), cuda=False)
     assert out == 3 and coverage.share is None and coverage.percent == "-"
+
+
+TRITON_FORWARD = """
+import os, sys
+os.environ["TRITON_INTERPRET"] = "1"  # Triton's interpreter: its kernels run on CPU tensors
+import torch, triton, triton.language as tl
+from harness.child.coverage import measure
+
+@triton.jit
+def relu_kernel(x, y, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + i, tl.maximum(tl.load(x + i, mask=i < n), 0.0), mask=i < n)
+
+X = torch.randn(1 << 14)
+def forward():
+    y = torch.empty_like(X)
+    relu_kernel[(triton.cdiv(X.numel(), 1024),)](X, y, X.numel(), BLOCK=1024)
+    return torch.relu(y) if sys.argv[1] == "also-pytorch" else y
+
+coverage, out = measure(forward, frozenset(), cuda=False)
+assert torch.equal(out, torch.relu(X))
+print(coverage.model_dump_json())
+"""
+
+
+def test_a_triton_kernel_launched_in_forward_is_the_candidates_own(tmp_path):
+    pytest.importorskip("triton")
+    script = tmp_path / "forward.py"
+    script.write_text(TRITON_FORWARD)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def coverage(how: str) -> Coverage:
+        proc = subprocess.run([sys.executable, str(script), how], capture_output=True, text=True, env=env, check=True)
+        return Coverage.model_validate_json(proc.stdout.splitlines()[-1])
+
+    alone, beside = coverage("alone"), coverage("also-pytorch")
+    assert alone.calls == 1 and alone.share > 0.9 and alone.top[0].name == "relu_kernel", alone
+    assert beside.calls == 1 and "aten::relu" in {k.name for k in beside.top if k.owner == "pytorch"}, beside
+
+
+def test_an_operator_the_candidate_registers_is_its_own():
+    from harness.child.coverage import op_namespaces
+
+    known = op_namespaces()
+    library = torch.library.Library("coverage_test_ns", "DEF")  # what TORCH_LIBRARY does from C++
+    library.define("pack(Tensor x) -> Tensor")
+    library.impl("pack", lambda x: torch.frombuffer(bytearray(zlib.compress(DATA, 9)), dtype=torch.uint8), "CPU")
+    own = op_namespaces() - known
+    coverage, _ = measure(lambda: torch.ops.coverage_test_ns.pack(X), frozenset(), cuda=False, namespaces=own)
+    assert own == {"coverage_test_ns"}
+    assert coverage.calls == 1 and coverage.share > 0.5, coverage

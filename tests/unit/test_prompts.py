@@ -67,6 +67,10 @@ def test_feedback_for_each_outcome():
     text = prompts.feedback(result("correct", runtime=t, ref_runtime=r, speedup=2.5, coverage=coverage),
                             turns_left=2)["content"]
     assert "your kernels did 12% of the measured work; PyTorch did the rest: aten::addmm 80%, aten::add 8%" in text
+    assert "does not count" not in text
+    text = prompts.feedback(result("correct", runtime=t, ref_runtime=r, speedup=2.5, coverage=coverage,
+                                   flags=("low_coverage",)), turns_left=2)["content"]
+    assert "It does not count as a custom kernel: PyTorch did most of the work" in text
     decoy = Coverage(share=0.0, candidate_ms=0.0, pytorch_ms=1.0, calls=0)
     text = prompts.feedback(result("correct", runtime=t, ref_runtime=r, speedup=2.5, coverage=decoy),
                             turns_left=2)["content"]

@@ -253,6 +253,13 @@ def test_torch_compute_in_forward_is_a_flag_not_a_rejection():
     assert {f.detail for f in verdict.findings} == {"uses @ (a PyTorch matmul)", "calls y.sum"}
 
 
+def test_a_guarded_kernel_is_a_flag_running_decides():
+    # whether the guarded kernel built and did the work is measured (eval/kernel_use.py), not guessed from syntax
+    body, header = TRICKS["torch-fallback"]
+    verdict = check(textwrap.dedent(header) + textwrap.dedent(body))
+    assert verdict.rejections == () and verdict.flags == ("torch_fallback", "torch_ops")
+
+
 def test_rejection_message_names_rule_line_and_reason():
     verdict = check(textwrap.dedent(HEADER) + "import gc\nclass ModelNew(nn.Module):\n"
                     "    def forward(self, x):\n        return ext.relu(x)\n")

@@ -1,0 +1,56 @@
+"""Runtime verdicts from the profiled forward's coverage (child/coverage.py): did the candidate's own kernels do
+the work? What running can decide is decided here, by what ran, not by the static rules' reading of the source:
+
+  no_kernel_ran  a forward that passed every check while none of the candidate's kernels ran in it: no call into
+                 its extension modules and no Triton launch (on the GPU: nor any kernel launched from them). A
+                 kernel built for show, a fallback taken, a build that failed and was caught. It is `rejected`.
+  low_coverage   its own kernels did less than the required share of the measured work (Settings.min_coverage,
+                 0.5, or the problem's MIN_COVERAGE): PyTorch did the rest. Flagged, and counted in no rate.
+
+A forward whose calls did no measurable work at all (share None) is judged by its checks alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.eval.build import error_lines
+from harness.process import CAUGHT_BUILD
+from harness.types import Coverage, Target
+
+NO_KERNEL_RAN = "no_kernel_ran"
+LOW_COVERAGE = "low_coverage"
+
+
+@dataclass(frozen=True)
+class KernelUse:
+    flags: tuple[str, ...] = ()
+    rejection: str | None = None  # why a result that passed its checks is rejected
+
+
+def judge(coverage: Coverage | None, target: Target, min_coverage: float, build_log: str = "") -> KernelUse:
+    """The verdict on a correct result's coverage (None: not measured, nothing to judge)."""
+    if coverage is None:
+        return KernelUse()
+    launched_nothing = target == "cuda" and coverage.candidate_ms == 0 and coverage.pytorch_ms > 0
+    if coverage.calls == 0 or launched_nothing:
+        return KernelUse((NO_KERNEL_RAN,), _no_kernel_message(coverage, build_log))
+    if coverage.share is not None and coverage.share < min_coverage:
+        return KernelUse((LOW_COVERAGE,))
+    return KernelUse()
+
+
+def _no_kernel_message(coverage: Coverage, build_log: str) -> str:
+    pytorch = ", ".join(k.name for k in coverage.top if k.owner == "pytorch") or "nothing measurable"
+    if coverage.calls == 0:
+        what = "none of the candidate's kernels ran in its forward (no call into its extension, no Triton launch)"
+    else:
+        what = "the candidate's extension functions ran in its forward, but launched no kernel of their own"
+    message = (f"rejected at run time [{NO_KERNEL_RAN}]: the output was correct, but {what}; PyTorch did the work "
+               f"({pytorch}). A kernel built for show, a fallback taken or a build that failed and was caught "
+               f"is not a custom kernel.")
+    if CAUGHT_BUILD in build_log:
+        compiler, caught = build_log.rsplit(CAUGHT_BUILD, 1)
+        message += (f"\nThe kernel's build failed, and the candidate caught it ({caught.strip()[-500:]}):\n"
+                    f"{error_lines(compiler, limit=30)}")
+    return message

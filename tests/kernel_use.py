@@ -1,0 +1,76 @@
+"""Runtime verdicts from coverage through `harness eval` (eval/kernel_use.py): defensive answers written the way
+models write them (tests/fixtures/solutions/kernel_use/), each with the verdict its header names:
+
+  # problem: cpu/relu                  the problem it answers (id or path)
+  # verdict: rejected+no_kernel_ran    its status, +flags that must be raised
+"""
+from __future__ import annotations
+
+import re
+
+from tests.conftest import SOLUTIONS, json_lines, run_cli
+
+FOLDER = SOLUTIONS / "kernel_use"
+HEADER = re.compile(r"^# (problem|verdict): (.+)$", re.MULTILINE)
+COVERAGE_FLAGS = {"no_kernel_ran", "low_coverage"}
+UNTRUSTED_TIMING = {"noisy_timing", "contended"}  # other work on the machine: shown, not the candidate's doing
+
+
+def header(path) -> dict[str, str]:
+    return dict(HEADER.findall(path.read_text()))
+
+
+def kernel_use_tests(target: str) -> dict:
+    """The tests for one target; a test module takes them into its globals."""
+    import pytest
+
+    answers = sorted(FOLDER.glob(f"{target}_*.py"))
+    aliased = SOLUTIONS / "exploit" / f"{target}_aliased_entry.py"
+    named = {path.stem.removeprefix(f"{target}_"): str(path) for path in answers}
+
+    @pytest.fixture(scope="module")
+    def rows(tmp_path_factory):
+        """Every answer through `harness eval --json`, one call per problem, one results directory."""
+        results = tmp_path_factory.mktemp("results")
+        by_problem: dict[str, list] = {}
+        for path in [*answers, aliased]:
+            by_problem.setdefault(header(path)["problem"], []).append(path)
+        out = {}
+        for problem, paths in by_problem.items():
+            proc = run_cli("eval", "--json", "--target", target, "--problem", problem, "--results-dir", results,
+                           "--timing-budget", "1", *paths)
+            assert proc.returncode == 0, proc.stderr
+            out.update({row["candidate"]: row for row in json_lines(proc.stdout)})
+        return out
+
+    @pytest.mark.parametrize("path", answers, ids=lambda p: p.stem)
+    def test_what_ran_decides_the_verdict(path, rows):
+        row = rows[str(path)]
+        status, *flags = header(path)["verdict"].split("+")
+        assert row["status"] == status, row["error"]
+        assert set(flags) <= set(row["flags"]), row["flags"]
+        assert not (COVERAGE_FLAGS - set(flags)) & set(row["flags"]), row["flags"]
+
+    def test_a_rejection_says_what_did_the_work_and_quotes_a_caught_build_failure(rows):
+        branch = rows[named["never_taken_branch"]]
+        assert "[no_kernel_ran]" in branch["error"] and "aten::relu" in branch["error"]
+        assert branch["speedup"] is None and branch["coverage"] == 0.0
+        broken = rows[named["guarded_build_fails"]]
+        assert "caught" in broken["error"] and "error" in broken["error"].split("caught", 1)[1], broken["error"]
+
+    def test_a_guarded_kernel_that_does_the_work_is_judged_like_any_other(rows):
+        row = rows[named["guarded_build_works"]]
+        assert row["coverage"] > 0.9 and row["speedup"] > 0
+        # counted unless other work on the machine made its timing untrustworthy
+        assert set(row["flags"]) - UNTRUSTED_TIMING == {"torch_fallback", "torch_ops"}, row["flags"]
+
+    def test_a_kernel_beside_pytorchs_matmul_is_not_counted(rows):
+        [row] = [rows[path] for name, path in named.items() if header(FOLDER / f"{target}_{name}.py")["verdict"]
+                 == "correct+low_coverage"]
+        assert row["coverage"] < 0.5 and row["counted"] is False, row
+
+    def test_the_aliased_entry_is_still_rejected_before_it_runs(rows):
+        row = rows[str(aliased)]
+        assert row["status"] == "rejected" and "[kernel-unused]" in row["error"]
+
+    return {name: value for name, value in locals().items() if name.startswith("test_") or name == "rows"}
