@@ -12,7 +12,7 @@ from harness.cli.console import UsageError, emit_json, err, out, problem_root
 from harness.cli.options import settings_from
 from harness.cli.progress import ConsoleEvents
 from harness.device import discover
-from harness.eval.audit import Answer, AnswersError, read_answers, verdict_reason
+from harness.eval.audit import Answer, AnswersError, read_answer_dir, read_answers, verdict_reason
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import evaluate
@@ -32,15 +32,19 @@ def add_parser(sub, eval_opts: argparse.ArgumentParser) -> None:
                     "\"claimed_speedup\" and \"label\") exactly as `harness eval` would, and show each measured "
                     "result beside its claim, with the reason for every verdict. A malformed file is exit 2, "
                     "before anything is built; 3 when the harness itself failed on an answer. Results go to the "
-                    "run `audit` unless --run names another.")
-    audit.add_argument("answers", metavar="ANSWERS.jsonl", type=Path)
+                    "run `audit` unless --run names another. ANSWERS may also be a directory of answer files "
+                    "(each defining ModelNew): KernelBench's sample dumps (level_1_problem_19_sample_0_kernel.py, "
+                    "with --problems-dir at its KernelBench/ folder), a LEVEL/PROBLEM/SAMPLE.py tree, answers "
+                    "beside their problem files (relu.py, relu_answer.py), or files with a `# problem: ID` line.")
+    audit.add_argument("answers", metavar="ANSWERS.jsonl|DIR", type=Path)
     audit.set_defaults(func=cmd_audit)
 
 
 def cmd_audit(args) -> int:
     settings = settings_from(args)
     try:
-        answers = read_answers(args.answers, problem_root(args), settings.results_dir / "audit-problems")
+        answers = (read_answer_dir(args.answers, problem_root(args)) if args.answers.is_dir() else
+                   read_answers(args.answers, problem_root(args), settings.results_dir / "audit-problems"))
     except AnswersError as exc:
         raise UsageError(str(exc)) from None
     device = discover(args.target)

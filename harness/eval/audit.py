@@ -3,12 +3,15 @@ answer's measured result set beside what its authors claimed."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.eval import source_graph
 from harness.problems.index import ProblemError, resolve
 from harness.types import Problem
 
@@ -42,6 +45,62 @@ def read_answers(path: Path, problems_dir: Path | None, scratch: Path) -> list[A
     if not answers:
         raise AnswersError(f"{path}: no answers (one JSON object per line: {{\"problem\": ..., \"source\": ...}})")
     return answers
+
+
+KERNELBENCH_SAMPLE = re.compile(r"level_?(\d+)_problem_(\d+)_sample_(\d+)")  # level_1_problem_19_sample_0_kernel.py
+PROBLEM_HEADER = re.compile(r"^# problem: (.+)$", re.MULTILINE)
+
+
+def read_answer_dir(directory: Path, problems_dir: Path | None) -> list[Answer]:
+    """Every file under `directory` that binds ModelNew, as an Answer, or AnswersError naming the first whose
+    problem cannot be found. Its problem, in order: a `# problem: ID_OR_PATH` line; KernelBench's sample names
+    (`level_1_problem_19_sample_0_kernel.py`: the problem file `level1/19_*.py` of the problems directory); its
+    place in a dump laid out as `LEVEL/PROBLEM/SAMPLE.py` (the problem `LEVEL/PROBLEM`); else the problem file
+    beside it (defining Model, not ModelNew) whose name begins its own."""
+    answers, problems_beside = [], {}
+    for path in sorted(p for p in directory.rglob("*.py") if "__pycache__" not in p.parts):
+        try:
+            source = path.read_text()
+            tree = ast.parse(source)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue  # not an answer this reader can see: extraction reports such files when they are one
+        if source_graph.entry(tree) is not None:
+            answers.append((path, source))
+        elif any(isinstance(n, ast.ClassDef) and n.name == "Model" for n in tree.body):
+            problems_beside.setdefault(path.parent, []).append(path)
+    if not answers:
+        raise AnswersError(f"{directory}: no answers (.py files that define ModelNew) under it")
+    return [Answer(str(path.relative_to(directory)), _answer_problem(path, source, directory, problems_dir,
+                                                                     problems_beside.get(path.parent, [])),
+                   source, None) for path, source in answers]
+
+
+def _answer_problem(path: Path, source: str, directory: Path, problems_dir: Path | None,
+                    beside: list[Path]) -> Problem:
+    where = str(path)
+    try:
+        if header := PROBLEM_HEADER.search(source):
+            return resolve(header.group(1).strip(), problems_dir)
+        if sample := KERNELBENCH_SAMPLE.search(path.stem):
+            level, number = sample.group(1), sample.group(2)
+            found = sorted((problems_dir or Path(".")).glob(f"level{level}/{number}_*.py"))
+            if len(found) != 1:
+                raise AnswersError(f"{where}: KernelBench's problem {number} of level {level} is not one file in "
+                                   f"{problems_dir}/level{level} (give --problems-dir the checkout's KernelBench/ "
+                                   f"folder)")
+            return resolve(str(found[0]), problems_dir)
+        parts = path.relative_to(directory).parts
+        if len(parts) == 3 and problems_dir and (problems_dir / parts[0] / f"{parts[1]}.py").is_file():
+            return resolve(f"{parts[0]}/{parts[1]}", problems_dir)
+        named = [p for p in beside if path.stem.startswith(p.stem)]
+        if named:
+            return resolve(str(max(named, key=lambda p: len(p.stem))), problems_dir)
+    except ProblemError as exc:
+        raise AnswersError(f"{where}: {exc}") from None
+    raise AnswersError(f"{where}: its problem is not known: add a line `# problem: ID_OR_PATH`, name it as "
+                       "KernelBench does (level_1_problem_19_sample_0_kernel.py), lay the directory out as "
+                       "LEVEL/PROBLEM/SAMPLE.py under --problems-dir's problems, or put the problem file beside "
+                       "it (relu.py for relu_answer.py)")
 
 
 def json_object(line: str, where: str) -> dict:

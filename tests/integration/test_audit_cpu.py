@@ -140,3 +140,29 @@ def test_a_malformed_answer_file_is_exit_2_naming_the_line_and_nothing_runs(tmp_
     proc = run_cli("audit", "--target", "cpu", "--results-dir", tmp_path / "results", path, cwd=REPO)
     assert proc.returncode == 2 and says in proc.stderr, proc.stderr
     assert not (tmp_path / "results" / "harness.db").exists()
+
+
+def test_a_directory_of_answers_in_every_layout_it_takes(tmp_path):
+    honest = "\n".join(line for line in (SOLUTIONS / "correct" / "cpu_relu.py").read_text().splitlines()
+                       if not line.startswith("# problem:")) + "\n"
+    dump = tmp_path / "dump"
+    files = {"level_1_problem_19_sample_0_kernel.py": honest,  # KernelBench's own sample names
+             "level1/19_ReLU/sample_1.py": honest,  # LEVEL/PROBLEM/SAMPLE.py
+             "beside/relu.py": PROBLEM.read_text(), "beside/relu_answer.py": honest,  # beside its problem
+             "headed.py": f"# problem: {PROBLEM}\n" + honest,
+             "notes/README.py": "print('not an answer')\n"}
+    for name, text in files.items():
+        (dump / name).parent.mkdir(parents=True, exist_ok=True)
+        (dump / name).write_text(text)
+    proc = run_cli("audit", "--json", "--target", "cpu", "--results-dir", tmp_path / "results", "--timing-budget",
+                   "1", "--problems-dir", FIXTURES / "kernelbench", dump)
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["label"]: row for row in json_lines(proc.stdout)}
+    assert {label: row["problem"] for label, row in rows.items()} == {  # found in the problems dir: its id
+        "level_1_problem_19_sample_0_kernel.py": "level1/19_ReLU", "level1/19_ReLU/sample_1.py": "level1/19_ReLU",
+        "beside/relu_answer.py": str(dump / "beside" / "relu.py"), "headed.py": str(PROBLEM)}
+    assert {row["status"] for row in rows.values()} == {"correct"}, rows
+    (dump / "stray_answer.py").write_text(honest)  # nothing says what it answers
+    proc = run_cli("audit", "--target", "cpu", "--results-dir", tmp_path / "results", "--problems-dir",
+                   FIXTURES / "kernelbench", dump)
+    assert proc.returncode == 2 and "stray_answer.py: its problem is not known" in proc.stderr, proc.stderr
