@@ -50,6 +50,7 @@ from harness.llm.providers import (
     redact_url,
 )
 from harness.problems.index import resolve, select
+from harness.problems.screen import screen
 from harness.report.leaderboard import Leaderboard, run_board
 from harness.store import RunUsage, Store
 from harness.types import DeviceInfo, EvalResult, Problem, Sampling, Target
@@ -161,6 +162,7 @@ class RunDone:
     problems: list[Problem]
     too_big: list[Problem] = field(default_factory=list)   # declare more MEMORY_GB than max_memory_gb
     no_reference: list[str] = field(default_factory=list)  # offline: selected, but no reference solution
+    unusable: dict[str, list[str]] = field(default_factory=dict)  # problem id -> why (problems/screen.py)
     outcomes: list[TurnOutcome] = field(default_factory=list)
     usage: RunUsage = field(default_factory=RunUsage)
     board: Leaderboard | None = None                    # None for generate (nothing evaluated)
@@ -192,10 +194,15 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
         provider = provider_for(config, connection)
         selected = select(config.problems, Path(problems_dir) if problems_dir else settings.problems_dir)
         fits = [p for p in selected if max_memory_gb is None or p.memory_gb is None or p.memory_gb <= max_memory_gb]
-        done = RunDone(name, config, mode, fits, too_big=[p for p in selected if p not in fits])
+        unusable = screen(fits, device.target, settings.results_dir / "gate")  # foreign problems only
+        done = RunDone(name, config, mode, [p for p in fits if p.id not in unusable],
+                       too_big=[p for p in selected if p not in fits], unusable=unusable)
+        if unusable and not done.problems:
+            raise RunError(f"none of the problems selected by {config.problems!r} can be used: "
+                           + "; ".join(f"{pid}: {' '.join(why)}" for pid, why in unusable.items()))
         if isinstance(provider, OfflineProvider):
-            done.no_reference = [p.id for p in fits if provider.source_path(p) is None]
-            done.problems = [p for p in fits if provider.source_path(p) is not None]
+            done.no_reference = [p.id for p in done.problems if provider.source_path(p) is None]
+            done.problems = [p for p in done.problems if provider.source_path(p) is not None]
             if not done.problems:
                 raise RunError(f"none of the problems selected by {config.problems!r} has a reference solution "
                                "in solutions/reference/ (pass --model to ask a model instead)")

@@ -16,6 +16,7 @@ from harness.eval.audit import Answer, AnswersError, read_answer_dir, read_answe
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import evaluate
+from harness.problems.screen import screen
 from harness.report.leaderboard import STATUS_STYLE
 from harness.report.tables import name_column, number_column, print_table
 from harness.store import Store
@@ -48,6 +49,12 @@ def cmd_audit(args) -> int:
     except AnswersError as exc:
         raise UsageError(str(exc)) from None
     device = discover(args.target)
+    unusable = screen([a.problem for a in answers], device.target, settings.results_dir / "gate")
+    for pid, why in unusable.items():
+        err.print(f"[yellow]excluded[/] the answers to {escape(pid)}: {escape(' '.join(why))}", soft_wrap=True)
+    answers = [a for a in answers if a.problem.id not in unusable]
+    if not answers:
+        raise UsageError("no answer is left to audit: every problem they answer was excluded (above)")
     err.print(f"[dim]{len(answers)} answers; target {device.target} on {escape(device.name)}; results in "
               f"{settings.db}[/]")
     jobs = [Job(a.problem, candidate_from_source(a.source)) for a in answers]

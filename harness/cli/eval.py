@@ -16,6 +16,7 @@ from harness.eval.build import log_excerpt
 from harness.eval.context import ProblemContext, contexts_for
 from harness.eval.pipeline import candidate_jobs, evaluate
 from harness.problems import index as problem_index
+from harness.problems.screen import screen
 from harness.report.leaderboard import STATUS_STYLE
 from harness.store import Store
 from harness.types import HARNESS_ERROR, EvalResult
@@ -42,6 +43,11 @@ def cmd_eval(args) -> int:
     jobs = candidate_jobs(problem, args.candidates)
     device = discover(args.target)
     settings = settings_from(args)
+    unusable = screen([problem], device.target, settings.results_dir / "gate")  # only if it is not shipped
+    if unusable:
+        raise UsageError(f"{problem.path}: no answer can be judged against this problem: "
+                         f"{' '.join(unusable[problem.id])} (`harness problems validate --static {problem.path}` "
+                         "says more)")
     err.print(f"[dim]target {device.target} on {escape(device.name)}; results in {settings.db}[/]")
     with Store(settings.db) as store, ConsoleEvents() as events:
         recorded = evaluate(

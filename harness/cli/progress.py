@@ -83,6 +83,9 @@ class RunConsoleEvents(ConsoleEvents, RunEvents):
         for p in done.too_big:
             err.print(f"[yellow]skipped[/] {escape(p.id)}: needs {p.memory_gb:g} GB "
                       f"(--max-memory-gb {self.max_memory_gb:g})")
+        for pid, why in done.unusable.items():
+            err.print(f"[yellow]excluded[/] {escape(pid)}: {escape(' '.join(why))} (`harness problems validate "
+                      "--static` says more)", soft_wrap=True)
         if done.no_reference:
             err.print(f"[yellow]skipped[/] {len(done.no_reference)} of {len(done.problems) + len(done.no_reference)} "
                       f"problems with no solutions/reference/<id>.py: {escape(', '.join(done.no_reference[:6]))}"

@@ -93,11 +93,8 @@ def assess(problem: Problem, mode: str, target: Target, obs: GateObservation | s
         if obs.meta_error and mode == "static":
             warnings.append(f"meta-device analysis failed ({obs.meta_error}); the full gate derives shapes, "
                             "bytes and FLOPs on the device")
+        reasons += output_reasons(obs)
         if (shapes := obs.shapes) is not None:
-            if not shapes.outputs:
-                reasons.append("forward returns no tensor")
-            if not shapes.output_is_plain:
-                reasons.append("forward returns a tensor subclass; return a plain torch.Tensor")
             counted = obs.flops or None
             fields.update(outputs=tuple(_fmt_shape(o) for o in shapes.outputs),
                           input_bytes=shapes.input_bytes, param_bytes=shapes.param_bytes,
@@ -117,6 +114,16 @@ def assess(problem: Problem, mode: str, target: Target, obs: GateObservation | s
     return GateResult(problem_id=problem.id, path=problem.path, target=target, mode=mode,
                       passed=not reasons, reasons=tuple(reasons), warnings=tuple(warnings),
                       duration_s=duration_s, **fields)
+
+
+def output_reasons(obs: GateObservation) -> list[str]:
+    """What makes a problem's forward unusable for any answer, as far as the meta device shows."""
+    if obs.shapes is None:  # the meta device could not run it: the full gate (and every evaluation) will
+        return []
+    reasons = [] if obs.shapes.outputs else ["forward returns no tensor"]
+    if not obs.shapes.output_is_plain:
+        reasons.append("forward returns a tensor subclass; return a plain torch.Tensor")
+    return reasons
 
 
 def informative_reasons(full: FullObservation) -> list[str]:

@@ -2,7 +2,7 @@
 
 import json
 
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import FIXTURES, REPO, SOLUTIONS, json_lines
 
 GATE = FIXTURES / "gate"
 
@@ -95,3 +95,33 @@ def test_a_kernelbench_directory_is_a_problem_set_and_the_gate_runs_on_it(cli, t
     # It loads and runs; what it lacks is our metadata.
     assert any("TAGS must name" in r for r in result["reasons"]), result["reasons"]
     assert result["eager_ms"] > 0 and result["bytes_moved"] == 2 * 16 * 16384 * 4
+
+
+WRONG_SIGNATURE = GATE / "cpu" / "wrong_signature.py"
+
+
+def test_a_foreign_problem_no_answer_can_run_against_is_excluded_before_anything_is_built(cli, tmp_path):
+    answer = SOLUTIONS / "correct" / "cpu_relu.py"
+    proc = cli("eval", "--target", "cpu", "--problem", WRONG_SIGNATURE, answer, "--results-dir", tmp_path)
+    assert proc.returncode == 2 and "no answer can be judged against this problem" in proc.stderr, proc.stderr
+    assert "does not accept the 2 values" in proc.stderr and not (tmp_path / "cache").exists()
+    proc = cli("run", "--target", "cpu", "--problems", WRONG_SIGNATURE, "--results-dir", tmp_path)
+    assert proc.returncode == 2 and "can be used" in proc.stderr, proc.stderr
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("\n".join(json.dumps({"problem": str(problem), "source": answer.read_text()})
+                                 for problem in (WRONG_SIGNATURE, GATE / "cpu" / "good.py")))
+    proc = cli("audit", "--json", "--target", "cpu", "--results-dir", tmp_path, "--timing-budget", "1", answers)
+    assert proc.returncode == 0 and "excluded the answers to" in proc.stderr, proc.stderr
+    assert [row["problem"] for row in json_lines(proc.stdout)] == [str(GATE / "cpu" / "good.py")]
+
+
+def test_the_screen_passes_shipped_problems_without_a_child_and_remembers_a_foreign_pass(tmp_path, monkeypatch):
+    from harness.problems import gate, index
+    from harness.problems.screen import screen
+
+    shipped = index.resolve("cpu/relu", REPO / "problems")
+    good = index.resolve(str(GATE / "cpu" / "good.py"), GATE)
+    assert screen([shipped], "cpu", tmp_path) == {} and not any(tmp_path.iterdir())  # no child, nothing written
+    assert screen([good, good], "cpu", tmp_path) == {}
+    monkeypatch.setattr(gate, "run_child_over", lambda *a, **k: (_ for _ in ()).throw(AssertionError("a child")))
+    assert screen([good], "cpu", tmp_path) == {}  # remembered by its hash: no child this time
