@@ -38,7 +38,8 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in (
                                    "the kernel did the work is measured (no_kernel_ran, low_coverage)"),
     Rule("concurrency", "reject", "streams, threads or processes: work the timer might not wait for"),
     Rule("patching", "reject", "assigns to attributes of modules (torch, time, ...), sys.modules or the harness"),
-    Rule("introspection", "reject", "gc, inspect, frames, globals or dynamic code (exec, eval, __import__)"),
+    Rule("introspection", "reject", "gc, inspect, frames, globals, the profiler's state or dynamic code (exec, "
+                                    "eval, __import__)"),
     Rule("tensor-subclass", "reject", "a torch.Tensor subclass or __torch_function__ / __torch_dispatch__"),
     Rule("io", "reject", "network, environment or stdin access, or pickled tensors (torch.load / torch.save)"),
     Rule("torch-ops", "flag", "PyTorch compute ops in forward: part of the work is not a custom kernel"),
@@ -82,8 +83,11 @@ INTROSPECTION_MODULES = {"gc", "inspect", "ctypes", "importlib", "builtins", "co
 INTROSPECTION_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars", "breakpoint"}
 INTROSPECTION_ATTRS = {"__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__", "__dict__",
                        "__mro__", "__bases__", "f_back", "f_locals", "f_globals", "f_code", "gi_frame", "tb_frame",
-                       "cr_frame", "_getframe", "settrace", "setprofile", "_current_frames", "__reduce__",
-                       "__reduce_ex__", "__class__"}
+                       "cr_frame", "_getframe", "settrace", "setprofile", "gettrace", "getprofile",
+                       "_current_frames", "__reduce__", "__reduce_ex__", "__class__"}
+# Coverage is measured in one call under the profiler (eval/kernel_use.py): a candidate must not tell when.
+PROFILER_NAMES = ("torch.profiler", "torch.autograd.profiler", "torch.autograd.profiler_util", "torch._C._autograd",
+                  "torch._C._profiler", "torch.autograd._profiler_enabled")
 HARNESS_MODULES = {"harness", "reference_problem"}
 # Files are allowed: real answers write headers and sources and build them with load(), and the evaluation
 # child holds nothing secret on disk (its spec arrives off disk, its cwd is a private scratch directory).
@@ -153,7 +157,7 @@ class _Checker:
                 top = name.split(".")[0]
                 if top in CONCURRENT_MODULES or name in CONCURRENT_MODULES:
                     self.add("concurrency", node, f"imports {name}")
-                elif top in INTROSPECTION_MODULES:
+                elif top in INTROSPECTION_MODULES or name.startswith(PROFILER_NAMES):
                     self.add("introspection", node, f"imports {name}")
                 elif top in HARNESS_MODULES:
                     self.add("patching", node, f"imports {name}")
@@ -186,6 +190,8 @@ class _Checker:
             name = q(node)
             if node.attr in INTROSPECTION_ATTRS:
                 self.add("introspection", node, f"uses .{node.attr}")
+            elif name and name.startswith(PROFILER_NAMES):
+                self.add("introspection", node, f"uses {name} (whether the profiler is on)")
             elif name in ("sys.modules", "sys.meta_path", "sys.path_hooks"):
                 self.add("patching", node, f"uses {name}")
             elif name in CONCURRENT_NAMES:

@@ -226,6 +226,9 @@ def test_every_rule_fires_on_its_trick(rule):
     ("import sys\nf = sys._getframe(1).f_locals\n", "introspection"),
     ("getattr(torch, 're' + 'lu')\n", "introspection"),
     ("exec('x = 1')\n", "introspection"),
+    ("import sys\nprofiled = sys.getprofile() is not None\n", "introspection"),  # coverage's call, told apart
+    ("profiled = torch.autograd.profiler._is_profiler_enabled\n", "introspection"),
+    ("from torch.profiler import profile\n", "introspection"),
     ("import os\nkey = os.environ['OPENAI_API_KEY']\n", "io"),
     ("import os\nkey = os.getenv('OPENAI_API_KEY')\n", "io"),
     ("import socket\n", "io"),
