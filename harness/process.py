@@ -38,6 +38,9 @@ PCH_RETRY = "harness: the build with the precompiled torch/extension.h failed; b
 # write there; it appends what it needs to its build directory's PCH_REQUESTS, and the parent has each made by a
 # child of its own (`python -m harness.child pch DIR`, DIR/PCH_COMMAND the command; eval/pch_maker.py).
 PCH_DIR_ENV = "HARNESS_PCH_DIR"
+PCH_HEADER = Path("torch") / "extension.h"  # in each PCH directory: a link to torch's header,
+PCH_FILE = PCH_HEADER.with_name(PCH_HEADER.name + ".gch")  # the PCH beside it,
+PCH_FAILED = "failed.log"  # and, where making it failed or it was retired, why
 PCH_REQUESTS = "pch-requests.jsonl"
 PCH_REQUESTS_ENV = "HARNESS_PCH_REQUESTS"
 PCH_COMMAND = "command.json"

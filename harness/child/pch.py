@@ -36,11 +36,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.process import PCH_COMMAND, PCH_REQUESTS_ENV, PCH_TRUSTED_ENV, append_line, pch_root, write_atomic
+from harness.process import (
+    PCH_COMMAND,
+    PCH_FAILED,
+    PCH_FILE,
+    PCH_HEADER,
+    PCH_REQUESTS_ENV,
+    PCH_TRUSTED_ENV,
+    append_line,
+    pch_root,
+    write_atomic,
+)
 
-HEADER = Path("torch") / "extension.h"
-PCH_FILE = HEADER.with_name(HEADER.name + ".gch")
-PCH_FAILED = "failed.log"
 RECIPE = 2  # in every key: directories of an older recipe (no header link, guessed flags) are never used
 
 
@@ -57,7 +64,7 @@ def precompiled_header_dir(cpp_ext, arguments: dict) -> Path | None:
         return None
     import torch
 
-    header = Path(torch.__file__).parent / "include" / HEADER
+    header = Path(torch.__file__).parent / "include" / PCH_HEADER
     command = _precompile_command(cpp_ext, arguments, header)
     if command is None:
         return None
@@ -159,7 +166,7 @@ def make_main(directory: Path) -> int:
     import torch
 
     command = json.loads((directory / PCH_COMMAND).read_text())
-    header = Path(torch.__file__).parent / "include" / HEADER
+    header = Path(torch.__file__).parent / "include" / PCH_HEADER
     if not (isinstance(command, list) and all(isinstance(a, str) for a in command) and command[-1:] == [str(header)]
             and _key(command) == directory.name):
         print(f"harness: {directory / PCH_COMMAND} is not the command of its key", file=sys.stderr)
@@ -185,7 +192,7 @@ def _make_pch(directory: Path, command: list[str], header: Path) -> bool:
         compiled = subprocess.run([*command, "-o", str(partial)], stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True)
         if compiled.returncode == 0 and partial.is_file():
-            link = directory / HEADER
+            link = directory / PCH_HEADER
             link.unlink(missing_ok=True)
             link.symlink_to(header)
             os.replace(partial, pch)  # last: a PCH is never seen without the header beside it

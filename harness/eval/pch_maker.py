@@ -21,13 +21,11 @@ from pathlib import Path
 from harness import seal
 from harness.eval.cache import touch
 from harness.eval.confine import Confinement
-from harness.process import PCH_COMMAND, child_env, pch_root, run_child, write_atomic
+from harness.process import PCH_COMMAND, PCH_FAILED, PCH_FILE, child_env, pch_root, run_child, write_atomic
 
 KEY = re.compile(r"[0-9a-f]{32}")
 MAX_REQUESTS = 4  # a build asks for one PCH a load_inline call; more is not an honest build's
 PCH_TIMEOUT_S = 600.0
-FAILED = "failed.log"  # child/pch.py's PCH_FAILED
-PCH = Path("torch") / "extension.h.gch"  # child/pch.py's PCH_FILE
 SEAL_FILE = "pch.seal"
 
 
@@ -60,37 +58,37 @@ def _is_key(value) -> bool:
 
 
 def _retire(directory: Path, why: str) -> None:
-    if directory.is_dir() and not (directory / FAILED).exists():
-        write_atomic(directory / FAILED, f"retired: {why}\n")
+    if directory.is_dir() and not (directory / PCH_FAILED).exists():
+        write_atomic(directory / PCH_FAILED, f"retired: {why}\n")
 
 
 def _make(directory: Path, command: list, confinement: Confinement | None) -> None:
-    if (directory / FAILED).exists() or sealed(directory) or not _clear_unsealed(directory):
+    if (directory / PCH_FAILED).exists() or sealed(directory) or not _clear_unsealed(directory):
         return
     directory.mkdir(parents=True, exist_ok=True)
     write_atomic(directory / PCH_COMMAND, json.dumps(command))
     run_child(["pch", str(directory)], env=child_env({"CUDA_VISIBLE_DEVICES": ""}), timeout_s=PCH_TIMEOUT_S,
               log_path=directory / "make.log", cwd=directory, policy=confinement and confinement.policy(directory))
-    if (directory / PCH).is_file():
+    if (directory / PCH_FILE).is_file():
         seal_pch(directory)
 
 
 def _clear_unsealed(directory: Path) -> bool:
     """Remove a PCH that fails its seal, unless a maker holds the directory's lock (child/pch.py): False then."""
-    if not (directory / PCH).exists():
+    if not (directory / PCH_FILE).exists():
         return True
     with open(directory / "lock", "a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
-        shutil.rmtree(directory / PCH.parent, ignore_errors=True)
+        shutil.rmtree(directory / PCH_FILE.parent, ignore_errors=True)
         return True
 
 
 def _identity(directory: Path) -> list[str]:
-    info = (directory / PCH).stat()
-    header = directory / PCH.with_suffix("")
+    info = (directory / PCH_FILE).stat()
+    header = directory / PCH_FILE.with_suffix("")
     return [directory.name, str(info.st_ino), str(info.st_size), str(info.st_mtime_ns), str(info.st_ctime_ns),
             os.readlink(header) if header.is_symlink() else "no link"]
 
@@ -111,4 +109,4 @@ def trusted_keys() -> list[str]:
     root = pch_root()
     if not root.is_dir():
         return []
-    return sorted(d.name for d in root.iterdir() if _is_key(d.name) and sealed(d) and not (d / FAILED).exists())
+    return sorted(d.name for d in root.iterdir() if _is_key(d.name) and sealed(d) and not (d / PCH_FAILED).exists())

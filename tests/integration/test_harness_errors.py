@@ -202,14 +202,14 @@ def test_a_broken_precompiled_header_never_fails_a_build(tmp_path, monkeypatch):
 
     monkeypatch.setenv(harness.process.PCH_DIR_ENV, str(tmp_path / "pch"))
     arguments = {"cpp_sources": "x", "extra_cflags": ["-O1"]}
-    header = Path(torch.__file__).parent / "include" / pch.HEADER
+    header = Path(torch.__file__).parent / "include" / pch.PCH_HEADER
     command = pch._precompile_command(cpp_ext, arguments, header)
     directory = pch.pch_root() / pch._key(command)
     (directory / "torch").mkdir(parents=True)
     impostor = tmp_path / "impostor.h"
     impostor.write_text("int nothing_of_torch;\n")
     subprocess.run([*command[:-1], str(impostor), "-o", str(directory / pch.PCH_FILE)], check=True)
-    (directory / pch.HEADER).symlink_to(header)
+    (directory / pch.PCH_HEADER).symlink_to(header)
     seal_pch(directory)  # as if the harness had made it: a seal proves who made a PCH, not that it is right
 
     candidate = candidate_from_source(TORCH_HEADER_CANDIDATE)

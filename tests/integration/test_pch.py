@@ -7,11 +7,11 @@ import pytest
 import torch
 from torch.utils.cpp_extension import _import_module_from_library
 
-from harness.child.pch import PCH_FAILED, PCH_FILE
 from harness.device import discover
 from harness.eval.build import build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import Confinement
+from harness.process import PCH_FAILED, PCH_FILE
 
 CANDIDATE = '''
 import torch.nn as nn

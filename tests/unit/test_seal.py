@@ -10,6 +10,7 @@ import pytest
 
 from harness import seal
 from harness.eval import pch_maker
+from harness.process import PCH_FILE
 from harness.store import Store
 from harness.types import PROTOCOL_VERSION, Baseline, Peaks, Timing
 from tests.unit.test_store import result
@@ -106,7 +107,7 @@ def test_peaks_and_baselines_edited_in_the_file_are_measured_again(tmp_path):
 def fake_pch(root, name="0" * 32):
     directory = root / name
     (directory / "torch").mkdir(parents=True)
-    (directory / pch_maker.PCH).write_bytes(b"gch")
+    (directory / PCH_FILE).write_bytes(b"gch")
     (directory / "torch" / "extension.h").symlink_to("/usr/include/stdio.h")
     return directory
 
@@ -116,7 +117,7 @@ def test_a_precompiled_header_is_trusted_only_while_its_file_is_the_one_sealed(t
     made, planted = fake_pch(tmp_path / "pch"), fake_pch(tmp_path / "pch", "1" * 32)
     pch_maker.seal_pch(made)
     assert pch_maker.trusted_keys() == [made.name]  # the planted one: made outside the harness
-    gch = made / pch_maker.PCH
+    gch = made / PCH_FILE
     gch.write_bytes(b"gch")  # the same bytes, written again: a new change time
     assert pch_maker.trusted_keys() == []
     pch_maker.seal_pch(made)
@@ -124,7 +125,7 @@ def test_a_precompiled_header_is_trusted_only_while_its_file_is_the_one_sealed(t
     replaced.write_bytes(b"gch")
     os.replace(replaced, gch)
     assert pch_maker.trusted_keys() == []
-    assert pch_maker._clear_unsealed(planted) and not (planted / pch_maker.PCH).exists()  # made again next
+    assert pch_maker._clear_unsealed(planted) and not (planted / PCH_FILE).exists()  # made again next
 
 
 def test_a_build_child_takes_only_a_trusted_precompiled_header(tmp_path, monkeypatch):
@@ -136,7 +137,7 @@ def test_a_build_child_takes_only_a_trusted_precompiled_header(tmp_path, monkeyp
     requests = tmp_path / "requests.jsonl"
     monkeypatch.setenv("HARNESS_PCH_REQUESTS", str(requests))
     arguments = {"cpp_sources": "x", "extra_cflags": ["-O1"]}
-    header = Path(torch.__file__).parent / "include" / pch.HEADER
+    header = Path(torch.__file__).parent / "include" / pch.PCH_HEADER
     command = pch._precompile_command(cpp_ext, arguments, header)
     directory = fake_pch(tmp_path / "pch", pch._key(command))
     monkeypatch.setenv("HARNESS_PCH_TRUSTED", "")
