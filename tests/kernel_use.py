@@ -64,10 +64,15 @@ def kernel_use_tests(target: str) -> dict:
         # counted unless other work on the machine made its timing untrustworthy
         assert set(row["flags"]) - UNTRUSTED_TIMING == {"torch_fallback", "torch_ops"}, row["flags"]
 
-    def test_a_kernel_beside_pytorchs_matmul_is_not_counted(rows):
-        [row] = [rows[path] for name, path in named.items() if header(FOLDER / f"{target}_{name}.py")["verdict"]
-                 == "correct+low_coverage"]
-        assert row["coverage"] < 0.5 and row["counted"] is False, row
+    def test_a_kernel_beside_pytorchs_work_is_not_counted(rows):
+        low = [rows[path] for name, path in named.items() if header(FOLDER / f"{target}_{name}.py")["verdict"]
+               == "correct+low_coverage"]
+        assert low and all(row["coverage"] < 0.5 and row["counted"] is False for row in low), low
+
+    def test_a_triton_kernel_is_the_candidates_own(rows):
+        row = rows[named["triton_relu"]]
+        assert row["status"] == "correct" and row["coverage"] > 0.9, row
+        assert not set(row["flags"]) - UNTRUSTED_TIMING, row["flags"]
 
     def test_the_aliased_entry_is_still_rejected_before_it_runs(rows):
         row = rows[str(aliased)]

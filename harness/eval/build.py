@@ -76,9 +76,14 @@ def build_sha256(candidate: Candidate, device: DeviceInfo, sandboxed: bool = Tru
 
 
 def extension_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
-    """What every child that may touch load_inline needs: torch's extension directory in its own scratch
-    directory (the loader builds elsewhere; this is for what calls torch directly) and the pinned CUDA arch."""
-    extra = {"TORCH_EXTENSIONS_DIR": str(scratch / "torch_extensions")}
+    """What every child that may build a candidate's kernels needs: torch's extension directory and Triton's
+    cache in its own scratch directory (the loader builds elsewhere; this is for what calls torch directly; the
+    rest of the file tree is read-only in the sandbox), the pinned CUDA arch, and on the cpu target Triton's
+    interpreter (Triton has no CPU backend: its kernels run on CPU tensors there, as TRITON_INTERPRET=1 does)."""
+    extra = {"TORCH_EXTENSIONS_DIR": str(scratch / "torch_extensions"), "TRITON_HOME": str(scratch / "triton"),
+             "TRITON_CACHE_DIR": str(scratch / "triton" / "cache")}
+    if device.target == "cpu":
+        extra["TRITON_INTERPRET"] = "1"
     if device.arch:
         extra["TORCH_CUDA_ARCH_LIST"] = device.arch
     return extra
