@@ -32,7 +32,7 @@ BuildStatus = Literal["ok", "compile_error", "timeout", "harness_error"]
 # while it was timed): such a result never counts in fast_p, the
 # geometric mean or "best" (see harness/eval/plausibility.py). Other flags (noisy_timing, torch_ops) inform.
 EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work",
-                             "contended", "uninformative_problem", "low_coverage"})
+                             "contended", "uninformative_problem", "low_coverage", "interpreted"})
 # The problem's reference output cannot tell a right answer from a wrong one at its tolerance (problems/gate.py's
 # degenerate_reasons, checked in every evaluation): the verdict says nothing, so the result is in no rate at all.
 UNINFORMATIVE = "uninformative_problem"
@@ -151,7 +151,8 @@ class Coverage(Frozen):
                                             "measurable work")
     candidate_ms: float = Field(description="Time in the candidate's own kernels or extension functions")
     pytorch_ms: float = Field(description="Time in PyTorch's operators, wherever they were called from")
-    calls: int = Field(description="Calls into the candidate's extension functions")
+    calls: int = Field(description="Calls into the candidate's extension functions (and Triton launches)")
+    triton_launches: int = Field(default=0, description="Of those, launches of Triton kernels")
     top: tuple[KernelTime, ...] = Field(default=(), description="The kernels and operators that took longest")
 
     @property

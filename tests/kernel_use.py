@@ -12,7 +12,7 @@ from tests.conftest import SOLUTIONS, json_lines, run_cli
 
 FOLDER = SOLUTIONS / "kernel_use"
 HEADER = re.compile(r"^# (problem|verdict): (.+)$", re.MULTILINE)
-COVERAGE_FLAGS = {"no_kernel_ran", "low_coverage"}
+COVERAGE_FLAGS = {"no_kernel_ran", "low_coverage", "interpreted"}  # raised only where a header names them
 UNTRUSTED_TIMING = {"noisy_timing", "contended"}  # other work on the machine: shown, not the candidate's doing
 
 
@@ -65,14 +65,16 @@ def kernel_use_tests(target: str) -> dict:
         assert set(row["flags"]) - UNTRUSTED_TIMING == {"torch_fallback", "torch_ops"}, row["flags"]
 
     def test_a_kernel_beside_pytorchs_work_is_not_counted(rows):
-        low = [rows[path] for name, path in named.items() if header(FOLDER / f"{target}_{name}.py")["verdict"]
-               == "correct+low_coverage"]
+        low = [rows[path] for name, path in named.items()
+               if header(FOLDER / f"{target}_{name}.py")["verdict"].startswith("correct+low_coverage")]
         assert low and all(row["coverage"] < 0.5 and row["counted"] is False for row in low), low
 
     def test_a_triton_kernel_is_the_candidates_own(rows):
         row = rows[named["triton_relu"]]
         assert row["status"] == "correct" and row["coverage"] > 0.9, row
-        assert not set(row["flags"]) - UNTRUSTED_TIMING, row["flags"]
+        # on the cpu target Triton's interpreter ran it: correct, but its time is no kernel's speed
+        assert set(row["flags"]) - UNTRUSTED_TIMING == ({"interpreted"} if target == "cpu" else set()), row["flags"]
+        assert row["counted"] is (target == "cuda" and not set(row["flags"]) & UNTRUSTED_TIMING), row
 
     def test_the_aliased_entry_is_still_rejected_before_it_runs(rows):
         row = rows[str(aliased)]

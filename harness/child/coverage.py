@@ -23,6 +23,7 @@ like its own work.
 from __future__ import annotations
 
 import sys
+import types
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -47,11 +48,14 @@ def measure(call: Callable[[], object], modules: frozenset[str], cuda: bool,
     enter, leave = torch.ops.profiler._record_function_enter_new, torch.ops.profiler._record_function_exit
     launchers = _triton_launchers()
     opened: list[tuple[object, object]] = []  # (what opened the range: a C function or a frame, its handle)
+    triton_launches = 0
 
     def hook(frame, event, arg) -> None:
+        nonlocal triton_launches
         if event == "c_call" and getattr(arg, "__module__", None) in modules:
             opened.append((arg, enter(CANDIDATE + getattr(arg, "__name__", "?"), None)))
         elif event == "call" and frame.f_code in launchers:
+            triton_launches += not any(isinstance(what, types.FrameType) for what, _ in opened)  # autotune's inside
             opened.append((frame, enter(CANDIDATE + _launched(frame), None)))
         elif event in ("c_return", "c_exception", "return") and opened and \
                 opened[-1][0] is (frame if event == "return" else arg):
@@ -68,7 +72,8 @@ def measure(call: Callable[[], object], modules: frozenset[str], cuda: bool,
                     leave(opened.pop()[1])
             if cuda:
                 torch.cuda.synchronize()
-    return attribute(profile.events(), cuda, namespaces), returned
+    coverage = attribute(profile.events(), cuda, namespaces)
+    return coverage.model_copy(update={"triton_launches": triton_launches}), returned
 
 
 def op_namespaces() -> frozenset[str]:

@@ -6,6 +6,8 @@ the work? What running can decide is decided here, by what ran, not by the stati
                  kernel built for show, a fallback taken, a build that failed and was caught. It is `rejected`.
   low_coverage   its own kernels did less than the required share of the measured work (Settings.min_coverage,
                  0.5, or the problem's MIN_COVERAGE): PyTorch did the rest. Flagged, and counted in no rate.
+  interpreted    on the cpu target, its Triton kernels ran in Triton's interpreter: correct or not, its time is
+                 not a kernel's speed. Flagged, and counted in no rate.
 
 A forward whose calls did no measurable work at all (share None) is judged by its checks alone.
 """
@@ -20,6 +22,7 @@ from harness.types import Coverage, Target
 
 NO_KERNEL_RAN = "no_kernel_ran"
 LOW_COVERAGE = "low_coverage"
+INTERPRETED = "interpreted"
 
 
 @dataclass(frozen=True)
@@ -35,9 +38,10 @@ def judge(coverage: Coverage | None, target: Target, min_coverage: float, build_
     launched_nothing = target == "cuda" and coverage.candidate_ms == 0 and coverage.pytorch_ms > 0
     if coverage.calls == 0 or launched_nothing:
         return KernelUse((NO_KERNEL_RAN,), _no_kernel_message(coverage, build_log))
+    flags = (INTERPRETED,) if target == "cpu" and coverage.triton_launches else ()
     if coverage.share is not None and coverage.share < min_coverage:
-        return KernelUse((LOW_COVERAGE,))
-    return KernelUse()
+        flags += (LOW_COVERAGE,)
+    return KernelUse(flags)
 
 
 def _no_kernel_message(coverage: Coverage, build_log: str) -> str:

@@ -1,5 +1,5 @@
 """Runtime verdicts from coverage (eval/kernel_use.py): what ran decides, against the threshold in force."""
-from harness.eval.kernel_use import LOW_COVERAGE, NO_KERNEL_RAN, judge
+from harness.eval.kernel_use import INTERPRETED, LOW_COVERAGE, NO_KERNEL_RAN, judge
 from harness.process import CAUGHT_BUILD
 from harness.types import Coverage, KernelTime
 
@@ -36,3 +36,9 @@ def test_below_the_threshold_is_flagged_and_at_it_is_not():
 
 def test_nothing_measured_judges_nothing():
     assert judge(None, "cpu", 0.5).flags == () and judge(coverage(None), "cpu", 0.5).flags == ()
+
+
+def test_triton_interpreted_on_the_cpu_is_flagged_and_compiled_on_the_gpu_is_not():
+    launched = Coverage(share=1.0, candidate_ms=5.0, pytorch_ms=0.0, calls=1, triton_launches=1)
+    assert judge(launched, "cpu", 0.5).flags == (INTERPRETED,)
+    assert judge(launched, "cuda", 0.5).flags == ()
