@@ -15,8 +15,10 @@ marker and removed in the finalizer. Escapes whose harm needs a real harness pro
 run through `harness eval` in a subprocess, never in pytest's own process.
 
 Speed: the results store of one clean evaluation (the device's peaks and cpu/relu's eager baseline, ~30 s to
-measure) is copied into every fresh results dir, and the Python escapes and the honest ReLU are plain
-`torch.relu` evaluated with the static rules off (no C++ build); the two C++ escapes are raw-pointer kernels
+measure) is copied into every fresh results dir, and the Python escapes and the honest ReLU are `torch.relu`
+beside a token Triton kernel (no C++ build; it runs in Triton's interpreter, and without a kernel of their own
+the runtime would reject them as no_kernel_ran), evaluated with the static rules off: correct, flagged
+low_coverage and interpreted, flags these tests do not check. The two C++ escapes are raw-pointer kernels
 without torch headers (a ~8 s build each), evaluated with the rules on, which they pass.
 """
 
@@ -57,11 +59,21 @@ PROBLEM_FILE = REPO / "problems" / "cpu" / "relu.py"
 HEADER = re.compile(r"^# (escape|problem|harm|sandboxed|language|child|rules): (.+)$", re.MULTILINE)
 HONEST = '''import torch
 import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_head(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offsets, tl.maximum(tl.load(x_ptr + offsets), 0.0))
 
 
 class ModelNew(nn.Module):
     def forward(self, x):
-        return torch.relu(x)
+        y = torch.relu(x)
+        relu_head[(1,)](x, y, BLOCK=256)
+        return y
 '''
 TRIALS = 1  # one trial catches every harm here; the honest ReLU is exact
 TIMING = {"budget_s": 0.2, "min_runs": 3, "warmup_runs": 1}
@@ -81,7 +93,7 @@ class Escape:
     sandboxed: str
     language: str
     child: str
-    rules: bool  # evaluated with the static rules on (and passing them); off: a torch.relu forward
+    rules: bool  # evaluated with the static rules on (and passing them); off: torch.relu and a token Triton kernel
 
     @property
     def via(self) -> str:
@@ -431,11 +443,11 @@ def test_escape(escape: Escape, mode: str, state: State, template: Template):
 
 
 def test_escape_headers_and_static_rules():
-    """Every escape says what it is, has a harm check, and passes the static rules as far as its kind can: a C++
-    one (rules: on) entirely, a Python one (rules: off) with only `no-kernel` against it (its payload passes)."""
+    """Every escape says what it is, has a harm check, and passes the static rules: they cannot see these attacks
+    (a Python one is evaluated with them off, as its header says, which changes nothing but its flags)."""
     assert {e.name for e in ALL} == set(HARM), "every escape needs a harm check, and every check an escape"
     assert sum(e.rules and e.language == "c++" for e in ALL) >= 2, "at least two full C++ answers"
     for e in ALL:
         assert e.problem == PROBLEM and e.language in ("python", "c++") and e.sandboxed and e.harm and e.child, e.path
         rejected = {f.rule for f in check_rules(e.path.read_text()).rejections}
-        assert rejected == (set() if e.rules else {"no-kernel"}), f"{e.path.name}: {rejected}"
+        assert rejected == set(), f"{e.path.name}: {rejected}"
