@@ -43,11 +43,12 @@ def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 7  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
+PROTOCOL_VERSION = 8  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
 # 4: harness_error, contention checks, the cpu speed of light as a true upper bound; 5: every evaluation checks
 # that the reference output is informative, and one value everywhere where the reference varies is incorrect;
 # 6: one more call, profiled, for the candidate's coverage; 7: coverage decides (no_kernel_ran, low_coverage), and the
-# seed check samples scattered positions
+# seed check samples scattered positions; 8: on the GPU the stream is held before each timed call, so the host's
+# launch gap is not timed
 
 
 class Frozen(BaseModel):
