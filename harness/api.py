@@ -53,7 +53,7 @@ from harness.problems.index import resolve, select
 from harness.problems.screen import screen
 from harness.report.leaderboard import Leaderboard, run_board
 from harness.store import RunUsage, Store
-from harness.types import DeviceInfo, EvalResult, Problem, Sampling, Target
+from harness.types import Backend, DeviceInfo, EvalResult, Problem, Sampling, Target
 
 T = TypeVar("T")
 
@@ -149,6 +149,7 @@ class RunRequest:
     turns: int | None = None                    # turns per conversation (1)
     sampling: Sampling | None = None
     prompts_dir: str | None = None              # your own templates (default: prompts/)
+    backend: Backend | None = None              # what the prompt asks for: cuda (load_inline, the default) or triton
     prices: tuple[float, float] | None = None   # USD per million prompt / completion tokens (updatable)
     name: str | None = None                     # the run's name (default: generated; with resume, the latest)
     resume: bool = False                        # continue a stored run with its own settings
@@ -205,9 +206,9 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
             done.problems = [p for p in done.problems if provider.source_path(p) is not None]
             if not done.problems:
                 raise RunError(f"none of the problems selected by {config.problems!r} has a reference solution "
-                               "in solutions/reference/ (pass --model to ask a model instead)")
+                               f"in {provider.name.removeprefix('offline:')}/ (pass --model to ask a model instead)")
         events.starting(done, device)
-        prompts = Prompts(device.target, Path(config.prompts_dir) if config.prompts_dir else None)
+        prompts = Prompts(device.target, Path(config.prompts_dir) if config.prompts_dir else None, config.backend)
         where = Path(solutions_dir).resolve() if solutions_dir else settings.solutions_dir
         loop = Loop(run=name, config=config, provider=provider, prompts=prompts, facts=gather(device), device=device,
                     settings=settings, store=store, solutions_dir=where, use_cache=connection.use_cache,
@@ -247,7 +248,7 @@ async def _go(loop: Loop, provider: Provider, problems: list[Problem], evaluate_
 
 
 # What shapes a run's answers: stored with it, and taken from it on resume (prices change no answer).
-GENERATION_FIELDS = ("model", "problems", "samples", "turns", "sampling", "prompts_dir")
+GENERATION_FIELDS = ("model", "problems", "samples", "turns", "sampling", "prompts_dir", "backend")
 
 
 def plan(request: RunRequest, device: DeviceInfo, store: Store, mode: str, connection: Connection
@@ -282,16 +283,19 @@ def _resumed(request: RunRequest, device: DeviceInfo, store: Store, mode: str) -
 def _new(request: RunRequest, device: DeviceInfo, store: Store, mode: str, connection: Connection
          ) -> tuple[str, RunConfig]:
     base_url = connection.server() if request.model else None
+    backend = request.backend or "cuda"
     config = RunConfig(
-        model=request.model or OfflineProvider.name, base_url=redact_url(base_url), target=device.target,
+        model=request.model or OfflineProvider.NAMES[backend], base_url=redact_url(base_url), target=device.target,
+        backend=backend,
         problems=request.problems or (DEFAULT_SET if request.model else OFFLINE_SET)[device.target],
         samples=request.samples or 1, turns=request.turns or 1, sampling=request.sampling or Sampling(),
         prompts_dir=str(Path(request.prompts_dir).resolve()) if request.prompts_dir else None)
-    name = request.name or default_run_name(mode if request.model else f"reference-{device.target}")
+    offline_name = "reference" + ("-triton" if backend == "triton" else "") + f"-{device.target}"
+    name = request.name or default_run_name(mode if request.model else offline_name)
     stored = store.run_config(name)
     if stored:
         before = RunConfig.model_validate_json(stored)
-        fixed = ("model", "base_url", "target", "sampling", "prompts_dir")
+        fixed = ("model", "base_url", "target", "backend", "sampling", "prompts_dir")
         changed = [f for f in fixed if getattr(before, f) != getattr(config, f)]
         if changed:
             raise RunError(f"run {name!r} was made with other settings ({', '.join(changed)}: "
@@ -306,8 +310,8 @@ def redact_url_loosely(url: str) -> str:
 
 
 def provider_for(config: RunConfig, connection: Connection) -> Provider:
-    if config.model == OfflineProvider.name:
-        return OfflineProvider(REFERENCE_SOLUTIONS)
+    if config.model in OfflineProvider.NAMES.values():
+        return OfflineProvider(REFERENCE_SOLUTIONS, config.backend)
     # The stored base URL has credentials removed: take the real one from the connection or environment.
     base_url = connection.server() or config.base_url
     key = connection.api_key or os.environ.get("OPENAI_API_KEY")

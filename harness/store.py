@@ -46,6 +46,7 @@ class RunInfo:
     target: str
     device_name: str
     model: str | None
+    backend: str | None  # what the prompt asked for (cuda, triton); None for runs of files (eval, api, bench)
     evaluations: int
     requests: int       # model answers used by the run (from the cache or not)
     tokens: int         # their prompt + completion tokens
@@ -322,6 +323,7 @@ class Store:
     def runs(self) -> list[RunInfo]:
         rows = self.db.execute(
             "SELECT r.name, r.created_at, r.kind, r.target, r.device_name, r.model, "
+            "CASE WHEN r.config IS NULL THEN NULL ELSE COALESCE(json_extract(r.config, '$.backend'), 'cuda') END, "
             "(SELECT COUNT(*) FROM evaluations e WHERE e.run = r.name), "
             "(SELECT COUNT(*) FROM turns t WHERE t.run = r.name), "
             "(SELECT COALESCE(SUM(json_extract(c.completion_json, '$.usage.prompt_tokens') "

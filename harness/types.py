@@ -14,6 +14,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Target = Literal["cuda", "cpu"]
+# What the prompt asks the model to write: cuda, C++/CUDA through load_inline (C++ on the cpu target), or triton.
+Backend = Literal["cuda", "triton"]
+BACKENDS: tuple[Backend, ...] = ("cuda", "triton")
 TARGETS: tuple[Target, ...] = ("cuda", "cpu")
 
 Status = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "no_code",

@@ -88,7 +88,8 @@ class RunConsoleEvents(ConsoleEvents, RunEvents):
                       "--static` says more)", soft_wrap=True)
         if done.no_reference:
             err.print(f"[yellow]skipped[/] {len(done.no_reference)} of {len(done.problems) + len(done.no_reference)} "
-                      f"problems with no solutions/reference/<id>.py: {escape(', '.join(done.no_reference[:6]))}"
+                      f"problems with no {escape(config.model.removeprefix('offline:'))}/<id>.py: "
+                      f"{escape(', '.join(done.no_reference[:6]))}"
                       + (", ..." if len(done.no_reference) > 6 else ""), soft_wrap=True)
         self.samples, self.turns = config.samples, config.turns if done.mode == "run" else 1
         self.prices = (config.price_in, config.price_out) if config.price_in is not None else None

@@ -226,12 +226,13 @@ def cmd_runs(args) -> int:
         emit_json([r.__dict__ for r in runs])
         return 0
     table = Table()
-    for name in ("run", "created", "kind", "model", "target", "device"):
+    for name in ("run", "created", "kind", "model", "backend", "target", "device"):
         name_column(table, name)
     for name in ("evaluations", "answers", "tokens"):
         number_column(table, name)
     for r in runs:
-        table.add_row(escape(r.name), r.created_at, r.kind, escape(r.model or "-"), r.target, escape(r.device_name),
+        table.add_row(escape(r.name), r.created_at, r.kind, escape(r.model or "-"), r.backend or "-", r.target,
+                      escape(r.device_name),
                       str(r.evaluations), str(r.requests), f"{r.tokens:,}")
     print_table(out, table)
     return 0

@@ -14,21 +14,26 @@ from harness.cli.options import settings_from
 from harness.cli.progress import RunConsoleEvents
 from harness.report.leaderboard import render
 from harness.report.tables import name_column, number_column, print_table
-from harness.types import Sampling
+from harness.types import BACKENDS, Sampling
 
 # Flags that shape what a run generates: stored with the run, and taken from it on --resume. (--base-url
 # may be given again: it says where the server is, and the stored copy has its credentials removed.)
 GENERATION_FLAGS = ("model", "problems", "problem", "samples", "turns", "temperature", "top_p",
-                    "max_tokens", "max_completion_tokens", "reasoning_effort", "prompts_dir")
+                    "max_tokens", "max_completion_tokens", "reasoning_effort", "prompts_dir", "backend")
 
 
 def model_options() -> argparse.ArgumentParser:
     opts = argparse.ArgumentParser(add_help=False)
     group = opts.add_argument_group(
-        "model", "Without --model, an offline provider answers every problem with its solutions/reference/ file. "
+        "model", "Without --model, an offline provider answers every problem with its solutions/reference/ file "
+                 "(--backend triton: solutions/reference/triton/). "
                  "The key comes from OPENAI_API_KEY (never passed to candidates, never stored).")
     add = group.add_argument
     add("--model", metavar="NAME", help="model name as the server knows it")
+    add("--backend", choices=BACKENDS, help="what the prompt asks for: cuda, kernels built with load_inline (C++ on "
+        "the cpu target), or triton, @triton.jit kernels (on the cpu target they run in Triton's interpreter, "
+        "checked but never counted as a speedup). Default: cuda. Any answer is judged the same way, whichever "
+        "the prompt asked for")
     add("--base-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 for vLLM "
         "(default: $OPENAI_BASE_URL, else the OpenAI API)")
     add("--samples", type=positive(int), metavar="N", help="independent conversations per problem (1)")
@@ -45,8 +50,8 @@ def model_options() -> argparse.ArgumentParser:
         "timeouts and dropped connections, with exponential backoff and jitter (6)")
     add("--no-cache", action="store_true",
         help="ask again even if an identical request (model, messages, sampling, sample) was answered")
-    add("--prompts-dir", metavar="DIR", help="your own templates: DIR/<target>/{system,first_turn,feedback}.j2 and "
-        "example_{problem,solution}.py (default: prompts/)")
+    add("--prompts-dir", metavar="DIR", help="your own templates: DIR/KIND/{system,first_turn,feedback}.j2 and "
+        "example_{problem,solution}.py, KIND the target (cuda, cpu) or triton (default: prompts/)")
     add("--solutions-dir", metavar="DIR", help="where candidates are written, as DIR/<run>/<problem id>/"
         "sampleS_turnT.py (default: ./solutions, or $HARNESS_SOLUTIONS_DIR)")
     add("--price-in", type=float, metavar="USD", help="price per million prompt tokens, for the cost")
@@ -167,6 +172,7 @@ def _request(args) -> RunRequest:
         turns=getattr(args, "turns", None),
         sampling=sampling,
         prompts_dir=str(Path(args.prompts_dir)) if args.prompts_dir else None,
+        backend=args.backend,
         prices=prices,
         name=args.run,
     )

@@ -28,6 +28,7 @@ from harness.process import write_atomic
 from harness.store import Store
 from harness.types import (
     HARNESS_ERROR,
+    Backend,
     Candidate,
     Completion,
     CompletionRequest,
@@ -49,6 +50,8 @@ class RunConfig(Frozen):
     model: str = Field(description="Model name, or the offline provider's name")
     base_url: str | None = Field(default=None, description="Server URL, credentials removed; None for offline")
     target: Target = Field(description="cuda or cpu")
+    backend: Backend = Field(default="cuda", description="What the prompt asks for: cuda (load_inline; C++ on the "
+                                                         "cpu target) or triton")
     problems: str = Field(description="The problem selector")
     samples: int = Field(default=1, ge=1, description="Conversations per problem")
     turns: int = Field(default=1, ge=1, description="Turns per conversation")

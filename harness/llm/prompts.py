@@ -1,4 +1,5 @@
-"""Chat messages from jinja2 templates: prompts/<target>/{system,first_turn,feedback}.j2 + a worked example."""
+"""Chat messages from jinja2 templates: prompts/<kind>/{system,first_turn,feedback}.j2 + a worked example, where
+the kind is the target (cuda, cpu) for load_inline answers and `triton` for Triton answers on either target."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import jinja2
 
 from harness.data import prompts_root
 from harness.eval.build import error_lines
-from harness.types import EvalResult, Problem, Target, TargetFacts
+from harness.types import Backend, EvalResult, Problem, Target, TargetFacts
 
 DEFAULT_DIR = prompts_root()
 TEMPLATES = ("system.j2", "first_turn.j2", "feedback.j2")
@@ -20,23 +21,23 @@ class PromptError(ValueError):
 
 
 class Prompts:
-    """The templates of one target. Undefined variables are errors, never silently empty text."""
+    """The templates of one target and backend. Undefined variables are errors, never silently empty text."""
 
-    def __init__(self, target: Target, directory: Path | None = None):
+    def __init__(self, target: Target, directory: Path | None = None, backend: Backend = "cuda"):
         self.directory = Path(directory or DEFAULT_DIR).resolve()
-        self.target = target
-        missing = [f"{target}/{name}" for name in TEMPLATES + EXAMPLES
-                   if not (self.directory / target / name).is_file()]
+        self.kind = "triton" if backend == "triton" else target
+        missing = [f"{self.kind}/{name}" for name in TEMPLATES + EXAMPLES
+                   if not (self.directory / self.kind / name).is_file()]
         if missing:
             raise PromptError(f"prompt directory {self.directory} lacks {', '.join(missing)} "
                               f"(copy {DEFAULT_DIR} and edit it)")
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(self.directory), autoescape=False,
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
         self.example_problem, self.example_solution = (
-            (self.directory / target / name).read_text() for name in EXAMPLES)
+            (self.directory / self.kind / name).read_text() for name in EXAMPLES)
 
     def _render(self, name: str, **variables) -> str:
-        path = f"{self.target}/{name}"
+        path = f"{self.kind}/{name}"
         try:
             return self.env.get_template(path).render(**variables).strip() + "\n"
         except jinja2.TemplateError as exc:

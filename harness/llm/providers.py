@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 import openai
 from pydantic import Field
 
-from harness.types import Completion, CompletionRequest, Frozen, Problem, Usage
+from harness.types import Backend, Completion, CompletionRequest, Frozen, Problem, Usage
 
 PLACEHOLDER_KEY = "no-key"  # local servers (vLLM, Ollama, ...) want some key, any key
 
@@ -167,13 +167,16 @@ class OpenAIProvider:
 
 
 class OfflineProvider:
-    """Answers each problem with its hand-written solutions/reference/<id>.py, as a model would."""
+    """Answers each problem with its hand-written solutions/reference/<id>.py (Triton: solutions/reference/triton/
+    <id>.py), as a model would."""
 
-    name = "offline:solutions/reference"
+    NAMES = {"cuda": "offline:solutions/reference", "triton": "offline:solutions/reference/triton"}
+    name = NAMES["cuda"]
     cacheable = False  # the files may change; reading them is free anyway
 
-    def __init__(self, solutions_dir: Path):
-        self.solutions_dir = solutions_dir
+    def __init__(self, solutions_dir: Path, backend: Backend = "cuda"):
+        self.solutions_dir = solutions_dir / "triton" if backend == "triton" else solutions_dir
+        self.name = self.NAMES[backend]
 
     def source_path(self, problem: Problem) -> Path | None:
         if problem.id.endswith(".py"):

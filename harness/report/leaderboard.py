@@ -195,7 +195,10 @@ def run_board(store: Store, info: RunInfo, prices: tuple[float, float] | None = 
     results = store.results(info.name)
     if info.kind != "run":  # eval, audit, api: evaluating a file again replaces its earlier result in the run
         results = list({(r.problem_id, r.candidate_sha256): r for r in results}.values())
-    return leaderboard(info.name, results, contexts_for(store, results), model=info.model,
+    model = info.model
+    if info.backend == "triton" and model and not model.endswith("/triton"):  # runs side by side tell backends apart
+        model += " (triton)"
+    return leaderboard(info.name, results, contexts_for(store, results), model=model,
                        usage=store.usage(info.name), prices=prices or store.run_prices(info.name))
 
 

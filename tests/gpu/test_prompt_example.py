@@ -1,4 +1,4 @@
-"""What the CUDA prompt teaches must itself be right: the worked example builds, is correct, and the
+"""What the CUDA and Triton prompts teach must itself be right: the worked examples build, are correct, and the
 GPU facts the prompt quotes are queried from the device. Needs a GPU: `pytest -m gpu`."""
 import pytest
 
@@ -15,15 +15,17 @@ from tests.conftest import REPO
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not visible_gpus(), reason="needs an NVIDIA GPU")]
 
 
-def test_worked_cuda_example_is_correct(tmp_path):
-    problem = parse_problem(REPO / "prompts" / "cuda" / "example_problem.py")
-    job = Job(problem, load_candidate(str(REPO / "prompts" / "cuda" / "example_solution.py")))
+@pytest.mark.parametrize("kind", ["cuda", "triton"])
+def test_worked_example_is_correct(tmp_path, kind):
+    problem = parse_problem(REPO / "prompts" / kind / "example_problem.py")
+    job = Job(problem, load_candidate(str(REPO / "prompts" / kind / "example_solution.py")))
     settings = load_settings(results_dir=tmp_path, timing={"budget_s": 3.0})
     with Store(settings.db) as store:
         ((_, result),) = evaluate([job], device=discover("cuda"), settings=settings, store=store, run="ex", kind="eval")
-    print(f"\nexample: {result.status}, {result.runtime_ms} ms vs {result.ref_runtime_ms} ms, "
+    print(f"\n{kind} example: {result.status}, {result.runtime_ms} ms vs {result.ref_runtime_ms} ms, "
           f"build {result.build.duration_s:.1f} s")
     assert result.status == "correct", result.error
+    assert result.counted, result.flags
 
 
 def test_gpu_facts_come_from_the_device():

@@ -56,3 +56,26 @@ def test_a_stored_run_is_continued_only_with_its_own_settings(settings):
             settings=settings, mode="generate")
     again = run(RunRequest(name="same", resume=True), target="cpu", settings=settings, mode="generate")
     assert again.config.problems == "cpu/relu" and again.outcomes[0].candidate.path == "solutions/reference/cpu/relu.py"
+
+
+def test_the_backend_is_part_of_a_run(settings):
+    with pytest.raises(RunError, match="reference solution in solutions/reference/triton/"):
+        run(RunRequest(problems="cpu/relu", backend="triton"), target="cpu", settings=settings, mode="generate")
+    run(RunRequest(problems="cpu/relu", name="cuda-run"), target="cpu", settings=settings, mode="generate")
+    with pytest.raises(RunError, match="other settings .*backend"):
+        run(RunRequest(problems="cpu/relu", name="cuda-run", model="m", backend="triton"), target="cpu",
+            settings=settings, connection=Connection(base_url="http://127.0.0.1:9/v1"), mode="generate")
+
+
+def test_every_triton_reference_solution_answers_a_problem_and_passes_the_static_rules():
+    from harness.eval.rules import check
+    from harness.problems.index import resolve
+
+    triton = REPO / "solutions" / "reference" / "triton"
+    files = sorted(triton.rglob("*.py"))
+    assert len(files) >= 10
+    for path in files:
+        problem_id = path.relative_to(triton).with_suffix("").as_posix()
+        assert resolve(problem_id, REPO / "problems").id == problem_id
+        source = path.read_text()
+        assert "@triton.jit" in source and not check(source).findings, path

@@ -37,6 +37,18 @@ def test_cpu_first_turn_has_cpu_facts():
     assert "2 cores" in user["content"] and "AVX2" in user["content"] and "at::parallel_for" in user["content"]
 
 
+def test_triton_prompt_asks_for_triton_kernels_on_either_target():
+    problem = problems.resolve("level1/reverse_cumsum", REPO / "problems")
+    system, user = Prompts("cuda", backend="triton").first_messages(problem, GPU)
+    assert "Triton" in system["content"] and "CUDA" not in system["content"]
+    text = user["content"]
+    assert "@triton.jit" in text and "tl.constexpr" in text and 'input_precision="ieee"' in text
+    assert "load_inline" not in text and "interpreter" not in text and "3350 GB/s" in text
+    assert (REPO / "prompts" / "triton" / "example_solution.py").read_text() in text
+    _, cpu_user = Prompts("cpu", backend="triton").first_messages(problems.resolve("cpu/relu", REPO / "problems"), CPU)
+    assert "Triton's interpreter" in cpu_user["content"] and "2 cores" in cpu_user["content"]
+
+
 def test_feedback_for_each_outcome():
     prompts = Prompts("cpu")
     log = "main.cpp:5:5: error: expected ';' before 'return'\n    5 |     return out;\n      |     ^~~~~~\nninja: x\n"
