@@ -27,6 +27,27 @@ def is_build_failure(exc: BaseException | None) -> bool:
     return False
 
 
+# Triton refusing a kernel: its compiler's errors on the GPU, raised at the kernel's first launch.
+TRITON_COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"}
+# What Triton's interpreter (the cpu target) wraps where a GPU's compiler would have refused the kernel.
+INTERPRETED_COMPILE_ERRORS = (AttributeError, NameError, TypeError, SyntaxError)
+
+
+def is_triton_compile_error(exc: BaseException | None) -> bool:
+    """Whether `exc`, or an exception it was raised from or while handling, is Triton failing to compile a kernel."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        kind = type(exc)
+        if kind.__module__.startswith("triton."):
+            if kind.__name__ in TRITON_COMPILE_ERRORS:
+                return True
+            if kind.__name__ == "InterpreterError" and isinstance(exc.__cause__ or exc.__context__,
+                                                                   INTERPRETED_COMPILE_ERRORS):
+                return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
 
 class EvalFailure(Exception):
     """Ends an evaluation with a verdict (incorrect / runtime_error / rejected) and a message; an incorrect
@@ -41,7 +62,7 @@ class EvalFailure(Exception):
 @contextlib.contextmanager
 def failing_as(what: str, status: str = "runtime_error"):
     """Turn anything raised inside (SystemExit too) into a `status` failure that says what failed (a failed
-    build of an extension into a compile_error)."""
+    build of an extension, or a Triton kernel that does not compile, into a compile_error)."""
     try:
         yield
     except EvalFailure:
@@ -50,6 +71,8 @@ def failing_as(what: str, status: str = "runtime_error"):
         traceback.print_exc()
         if is_build_failure(exc):  # load_inline called in __init__ or forward, and its build failed
             raise EvalFailure("compile_error", f"{what}: building an extension failed: {describe(exc)}") from None
+        if is_triton_compile_error(exc):  # Triton compiles a kernel at its first launch, inside forward
+            raise EvalFailure("compile_error", f"{what}: Triton could not compile a kernel: {describe(exc)}") from None
         raise EvalFailure(status, f"{what}: {describe(exc)}") from None
 
 
