@@ -13,7 +13,7 @@ from harness.cli.config import config_option
 from harness.cli.console import UsageError, emit_json, err, fmt, out, positive
 from harness.config import load_settings
 from harness.device import devices_like, discover
-from harness.eval.bench import SHAPES, Bench, Measurement
+from harness.eval.bench import DEFAULT_SHAPES, SHAPES, Bench, Measurement
 from harness.types import TARGETS
 
 STAGES = ("build", "queue", "eval", "setup", "check", "coverage", "time")
@@ -21,7 +21,7 @@ STAGES = ("build", "queue", "eval", "setup", "check", "coverage", "time")
 
 def cmd_bench(args) -> int:
     device = discover(args.target)
-    shapes = args.shapes.split(",") if args.shapes else list(SHAPES[device.target])
+    shapes = args.shapes.split(",") if args.shapes else list(DEFAULT_SHAPES[device.target])
     if args.serial < 0:
         raise UsageError(f"--serial must be 0 or more, got {args.serial}")
     unknown = [s for s in shapes if s not in SHAPES[device.target]]
@@ -123,7 +123,8 @@ def add_parser(sub) -> None:
     bench = sub.add_parser(
         "bench", help="throughput benchmark: distinct candidates per minute, pipelined vs one at a time",
         description="Generate a batch of distinct candidates (relu kernel variants; cuda shapes: lean = no torch "
-                    "header in the .cu, torch = torch/extension.h in the .cu; cpu: C++), evaluate them end to end "
+                    "header in the .cu, torch = torch/extension.h in the .cu, triton = a @triton.jit kernel; "
+                    "cpu: C++, or triton in its interpreter), evaluate them end to end "
                     "through the pipelined executor (builds on the CPUs overlapped with one evaluation per GPU), then "
                     "evaluate --serial other ones one at a time (build, then evaluate in a fresh process), and "
                     "print candidates/min, mean seconds per stage, device busy share, per-candidate overhead and "
@@ -136,7 +137,8 @@ def add_parser(sub) -> None:
                        help="distinct candidates per shape for the pipelined pass (32)")
     bench.add_argument("--serial", type=int, default=3, metavar="M",
                        help="distinct candidates per shape evaluated one at a time, for the ratio (3; 0 skips)")
-    bench.add_argument("--shapes", metavar="LIST", help="comma-separated: lean,torch on cuda (both), cpp on cpu")
+    bench.add_argument("--shapes", metavar="LIST", help="comma-separated: lean, torch, triton on cuda (default: "
+                       "lean,torch); cpp, triton on cpu (default: cpp)")
     bench.add_argument("--gpus", type=positive(int), metavar="N", help="GPUs for the pipelined pass (default: all)")
     bench.add_argument("--scaling", action="store_true",
                        help="also evaluate the built batch again on 1 GPU and on all: evaluation throughput alone")

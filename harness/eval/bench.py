@@ -6,8 +6,9 @@ pipelined executor, then a slice of an equally fresh batch one at a time (build,
 process, candidate after candidate, as KernelBench does), and the rates are compared.
 
 Shapes (cuda): `lean` puts only the kernel and a raw-pointer launcher in the .cu (no torch header; the
-binding is C++); `torch` includes torch/extension.h in the .cu, as most model answers do. On the cpu
-target every candidate is C++ (`cpp`).
+binding is C++); `torch` includes torch/extension.h in the .cu, as most model answers do; `triton` is a
+@triton.jit kernel (no build: Triton compiles it at its first launch, in the evaluation). On the cpu
+target a candidate is C++ (`cpp`), or Triton run by its interpreter (`triton`, never a default there).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from harness.problems.index import resolve
 from harness.store import Store
 from harness.types import DeviceInfo, EvalResult
 
-SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}
+SHAPES = {"cuda": ("lean", "torch", "triton"), "cpu": ("cpp", "triton")}
+DEFAULT_SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}
 PROBLEMS = {"cuda": "level1/relu", "cpu": "cpu/relu"}
 BODIES = ("v > 0.f ? v : 0.f", "fmaxf(v, 0.f)", "v * (v > 0.f)")
 BLOCKS = (128, 256, 512, 1024)
@@ -168,8 +170,40 @@ class ModelNew(nn.Module):
 '''
 
 
+TRITON_BODIES = {"v > 0.f ? v : 0.f": "tl.where(v > 0.0, v, 0.0)", "fmaxf(v, 0.f)": "tl.maximum(v, 0.0)",
+                 "v * (v > 0.f)": "v * (v > 0.0)"}
+
+
+def triton_source(body: str, block: int, width: int, tag: str) -> str:
+    # elements a program: block x 4 x width (512 to 16384); the tag sits in the kernel, whose source keys its compile
+    size, warps = block * 4 * width, max(1, block // 128)
+    return f'''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # {tag}
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    v = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, {TRITON_BODIES[body]}, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[(triton.cdiv(n, {size}),)](x, out, n, BLOCK={size}, num_warps={warps})
+        return out
+'''
+
+
 SOURCES: dict[str, Callable[[str, int, int, str], str]] = {"lean": lean_source, "torch": torch_source,
-                                                            "cpp": cpp_source}
+                                                            "cpp": cpp_source, "triton": triton_source}
 
 
 def batch(shape: str, n: int, salt: str) -> list[str]:
@@ -278,4 +312,6 @@ class Bench:
 
 def shape_of(jobs: list[Job]) -> str:
     source = jobs[0].candidate.source if jobs else ""
+    if "@triton.jit" in source:
+        return "triton"
     return "lean" if "no_implicit_headers=True" in source else "cpp" if "cuda_sources" not in source else "torch"

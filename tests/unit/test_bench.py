@@ -14,10 +14,10 @@ def cuda_part(source: str) -> str:
 
 
 def test_every_generated_candidate_is_distinct_valid_and_passes_the_rules():
-    for shape in ("lean", "torch", "cpp"):
+    for shape in ("lean", "torch", "cpp", "triton"):
         sources = batch(shape, 30, "salt")
         assert len(set(sources)) == 30
-        assert len({re.sub(r"// bench .*", "", s) for s in sources}) >= 18  # variants, not just tags
+        assert len({re.sub(r"(//|#) bench .*", "", s) for s in sources}) >= 18  # variants, not just tags
         for source in sources:
             ast.parse(source)
             assert precheck(source) is None and not check(source).rejections, shape
@@ -25,6 +25,7 @@ def test_every_generated_candidate_is_distinct_valid_and_passes_the_rules():
     assert "torch/" not in cuda_part(lean) and "no_implicit_headers=True" in lean
     assert "#include <torch/extension.h>" in cuda_part(heavy)
     assert batch("lean", 2, "a") != batch("lean", 2, "b")  # a new salt, nothing cached
+    assert "@triton.jit" in batch("triton", 1, "s")[0] and "load_inline" not in batch("triton", 1, "s")[0]
 
 
 def result(**stages) -> EvalResult:
