@@ -32,7 +32,6 @@ from harness.process import (
 )
 
 loaded_modules: set[str] = set()  # names of the extension modules the candidate was given, in this process
-failed_builds: list[str] = []  # what each kernel build that raised in this process failed with
 
 
 def build_main(directory: Path) -> int:
@@ -48,8 +47,9 @@ def build_main(directory: Path) -> int:
         if os.environ.get("CUDA_VISIBLE_DEVICES") == "" and "cuda" in str(exc).lower():
             print(NO_GPU_HINT, file=sys.stderr)
         return 1
-    if failed_builds:  # the import completed anyway: quoted if its forward then runs no kernel (no_kernel_ran)
-        print(CAUGHT_BUILD, *failed_builds, sep="\n", file=sys.stderr)
+    caught = [f"{e['name']}: {e['error']}: {e['failed']}" for e in manifest if "failed" in e]
+    if caught:  # the import completed anyway: quoted if its forward then runs no kernel (no_kernel_ran)
+        print(CAUGHT_BUILD, *caught, sep="\n", file=sys.stderr)
     try:
         write_manifest(directory, manifest)
     except OSError as exc:  # a full disk, a directory gone: ours, not the candidate's
@@ -100,9 +100,8 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
                     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(given))
                 result = _build_extension(cpp_ext, real, bound, target, with_pch)
             except Exception as exc:
-                failed_builds.append(f"{name}: {type(exc).__name__}: {str(exc)[-2000:]}")
                 if mode == "build":
-                    manifest.append({"name": name, "failed": str(exc)[-2000:]})
+                    manifest.append({"name": name, "failed": str(exc)[-2000:], "error": type(exc).__name__})
                 _build_failure(exc)
                 raise
             if mode == "build" and not bound.arguments.get("is_standalone", False):
