@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import sys
 import traceback
+from collections.abc import Iterator
 
 from harness.process import CANDIDATE_STARTS
 
@@ -16,15 +17,18 @@ def candidate_starts() -> None:
     print(CANDIDATE_STARTS, file=sys.stderr, flush=True)
 
 
-def is_build_failure(exc: BaseException | None) -> bool:
-    """Whether `exc`, or an exception it was raised from or while handling, came from building an extension."""
+def exception_chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """`exc`, then what it was raised from or while handling, and so on (each once)."""
     seen = set()
     while exc is not None and id(exc) not in seen:
-        if getattr(exc, "harness_build_failure", False):
-            return True
+        yield exc
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
-    return False
+
+
+def is_build_failure(exc: BaseException | None) -> bool:
+    """Whether `exc`, or an exception it was raised from or while handling, came from building an extension."""
+    return any(getattr(e, "harness_build_failure", False) for e in exception_chain(exc))
 
 
 # Triton refusing a kernel: its compiler's errors on the GPU, raised at the kernel's first launch.
@@ -35,17 +39,14 @@ INTERPRETED_COMPILE_ERRORS = (AttributeError, NameError, TypeError, SyntaxError)
 
 def is_triton_compile_error(exc: BaseException | None) -> bool:
     """Whether `exc`, or an exception it was raised from or while handling, is Triton failing to compile a kernel."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        kind = type(exc)
-        if kind.__module__.startswith("triton."):
-            if kind.__name__ in TRITON_COMPILE_ERRORS:
-                return True
-            if kind.__name__ == "InterpreterError" and isinstance(exc.__cause__ or exc.__context__,
-                                                                   INTERPRETED_COMPILE_ERRORS):
-                return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+    for e in exception_chain(exc):
+        kind = type(e)
+        if not kind.__module__.startswith("triton."):
+            continue
+        if kind.__name__ in TRITON_COMPILE_ERRORS or (
+                kind.__name__ == "InterpreterError"
+                and isinstance(e.__cause__ or e.__context__, INTERPRETED_COMPILE_ERRORS)):
+            return True
     return False
 
 
