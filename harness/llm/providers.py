@@ -171,7 +171,6 @@ class OfflineProvider:
     <id>.py), as a model would."""
 
     NAMES = {"cuda": "offline:solutions/reference", "triton": "offline:solutions/reference/triton"}
-    name = NAMES["cuda"]
     cacheable = False  # the files may change; reading them is free anyway
 
     def __init__(self, solutions_dir: Path, backend: Backend = "cuda"):
