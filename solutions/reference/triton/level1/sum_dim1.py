@@ -1,11 +1,13 @@
-"""Sum over a dim (keepdim), Triton: x is viewed as (outer, reduced, inner) and one program per (outer index,
-128-column block) walks the reduced rows 32 at a time, loading a 32 x 128 tile (coalesced 4-byte loads: a 4095-float
-row is not 16-byte aligned) into a 32 x 128 fp32 accumulator that is folded to one row at the end, so one kernel
-reads the input once and writes the output once. Only when that grid is too small to fill the GPU are the reduced
-rows also split, into fixed-order partials that a second small kernel adds.
-Measured on an H100 80GB HBM3 (torch 2.11, Triton 3.6, median of 15 calls, the harness's hold before each): 3.044 ms
-against eager 3.020 ms (0.99x); 94% of the speed of light (2.852 ms). Eager's reduction is already at 94%, and the
-unaligned rows keep Triton's loads at 4 bytes: of the ten configurations tried, none beat it.
+"""Sum over a dim (keepdim), Triton: x is viewed as (outer, reduced, inner). For this problem's 4095-float rows
+a row is not 16-byte aligned, but 4 rows are: 4 x 4095 floats = 65520 bytes. So one program per (outer index,
+quarter of the reduced rows) loads its rows 4 at a time as one flat, aligned run of 16380 floats (16-byte
+vector loads, 64 KB in flight per program) and adds it into a 16384-float accumulator: position p of every group
+of 4 rows lands in acc[p]. A second small kernel folds each accumulator (column k is acc[k] + acc[4095 + k] +
+acc[2 * 4095 + k] + acc[3 * 4095 + k]) and the quarters, in a fixed order, so the result is reproducible. Rows
+wider than 4096 floats take a tiled kernel instead (32 x 128 tiles, the reduced rows split when the grid is small).
+Measured on an H100 80GB HBM3 (torch 2.11, Triton 3.6, `harness run --backend triton`): 2.940 ms against eager
+3.050 ms (1.04x); 97% of the speed of light (2.852 ms). The tiled kernel alone took 3.069 ms against 3.017 ms
+(0.98x) in the tuning run, its loads 4 bytes wide.
 """
 import math
 
@@ -18,6 +20,9 @@ BLOCK_R = 32  # rows a step: 32 x 128 floats = 16 KB of loads in flight per prog
 BLOCK_N = 128  # columns a program: 4095 columns make 32 blocks, 128 batches x 32 = 4096 programs
 NUM_WARPS = 8  # 16 loads a thread a step; the fastest of ten configurations measured on an H100
 MIN_PROGRAMS = 264  # two programs per H100 SM: below this the reduced rows are split too
+MAX_FLAT = 16384  # floats in a group's flat run: 32 warps hold its accumulator, 16 floats a thread
+SPLITS = 4  # programs per outer index: 128 x 4 = 512 on 132 SMs, about 4 waves
+GROUP_WARPS = 32  # the fastest of 12 (splits, warps) pairs on an H100
 
 
 @triton.jit
@@ -57,6 +62,42 @@ def add_partials(part_ptr, out_ptr, n, n_splits, BLOCK: tl.constexpr):
     tl.store(out_ptr + idx, acc, mask=inside)
 
 
+@triton.jit
+def sum_groups(x_ptr, part_ptr, reduced, inner, outer, rows_per_split,
+               G: tl.constexpr, FLAT: tl.constexpr):
+    """Rows G at a time as one flat, 16-byte-aligned run of G * inner floats: acc[p] adds position p of every
+    group, so column k's sum is acc[k] + acc[inner + k] + ... (add_groups)."""
+    b = tl.program_id(0)
+    split = tl.program_id(1)
+    r_begin = split * rows_per_split
+    n_rows = tl.minimum(rows_per_split, reduced - r_begin)
+    p = tl.arange(0, FLAT)
+    in_group = p < G * inner
+    row0 = b.to(tl.int64) * reduced + r_begin
+    acc = tl.zeros([FLAT], dtype=tl.float32)
+    n_full = n_rows // G
+    for i in range(n_full):
+        acc += tl.load(x_ptr + (row0 + i * G) * inner + p, mask=in_group, other=0.0).to(tl.float32)
+    rest = n_rows - n_full * G
+    if rest > 0:
+        acc += tl.load(x_ptr + (row0 + n_full * G) * inner + p, mask=p < rest * inner, other=0.0).to(tl.float32)
+    tl.store(part_ptr + (split.to(tl.int64) * outer + b) * FLAT + p, acc)
+
+
+@triton.jit
+def add_groups(part_ptr, out_ptr, inner, outer, n_splits, G: tl.constexpr, FLAT: tl.constexpr,
+               BLOCK: tl.constexpr):
+    b = tl.program_id(0)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    inside = cols < inner
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in range(n_splits):  # fixed order: reproducible
+        base = part_ptr + (s * outer + b).to(tl.int64) * FLAT
+        for q in tl.static_range(G):
+            acc += tl.load(base + q * inner + cols, mask=inside, other=0.0)
+    tl.store(out_ptr + b.to(tl.int64) * inner + cols, acc, mask=inside)
+
+
 class ModelNew(nn.Module):
     def __init__(self, dim: int):
         super().__init__()
@@ -70,6 +111,18 @@ class ModelNew(nn.Module):
         shape[dim] = 1
         out = torch.empty(shape if xc.dim() else [], dtype=xc.dtype, device=xc.device)
         if outer * inner == 0:
+            return out
+        group = 4 // math.gcd(inner, 4)  # rows whose floats start 16 bytes apart
+        flat = triton.next_power_of_2(group * inner)
+        if flat <= MAX_FLAT and reduced >= group:
+            splits = max(1, min(SPLITS, reduced // group))
+            rows_per_split = triton.cdiv(triton.cdiv(reduced, splits), group) * group
+            splits = triton.cdiv(reduced, rows_per_split)
+            part = torch.empty(splits * outer * flat, dtype=torch.float32, device=xc.device)
+            sum_groups[(outer, splits)](xc, part, reduced, inner, outer, rows_per_split, G=group, FLAT=flat,
+                                        num_warps=GROUP_WARPS)
+            add_groups[(outer, triton.cdiv(inner, 1024))](part, out, inner, outer, splits, G=group, FLAT=flat,
+                                                          BLOCK=1024, num_warps=4)
             return out
         n_cb = triton.cdiv(inner, BLOCK_N)
         programs = outer * n_cb
