@@ -46,12 +46,13 @@ def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 8  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
+PROTOCOL_VERSION = 9  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
 # 4: harness_error, contention checks, the cpu speed of light as a true upper bound; 5: every evaluation checks
 # that the reference output is informative, and one value everywhere where the reference varies is incorrect;
 # 6: one more call, profiled, for the candidate's coverage; 7: coverage decides (no_kernel_ran, low_coverage), and the
 # seed check samples scattered positions; 8: on the GPU the stream is held before each timed call, so the host's
-# launch gap is not timed
+# launch gap is not timed; 9: coverage counts kernels launched by neither PyTorch's operators nor the candidate
+# (torch.compile's) as not the candidate's
 
 
 class Frozen(BaseModel):
@@ -144,17 +145,21 @@ class KernelTime(Frozen):
     """Time one kernel or operator took in the profiled forward (child/coverage.py)."""
 
     name: str = Field(description="The candidate's kernel (cuda) or extension function (cpu), or PyTorch's operator")
-    owner: Literal["candidate", "pytorch"] = Field(description="Whose work it is")
+    owner: Literal["candidate", "pytorch", "other"] = Field(description="Whose work it is (other: a kernel launched "
+                                                                  "by neither, such as torch.compile's)")
     ms: float = Field(description="Device time (cuda) or wall time (cpu), milliseconds")
 
 
 class Coverage(Frozen):
     """How much of one profiled forward's work the candidate's own code did (child/coverage.py)."""
 
-    share: float | None = Field(description="candidate / (candidate + PyTorch) time, 0-1; None when neither did "
-                                            "measurable work")
+    share: float | None = Field(description="candidate / (candidate + PyTorch + other) time, 0-1; None when none "
+                                            "did measurable work")
     candidate_ms: float = Field(description="Time in the candidate's own kernels or extension functions")
     pytorch_ms: float = Field(description="Time in PyTorch's operators, wherever they were called from")
+    other_ms: float = Field(default=0.0, description="Time in work neither PyTorch's operators nor the "
+                            "candidate's own code did: torch.compile's generated kernels (on the CPU, the code it "
+                            "generated), a CUDA graph replayed through PyTorch")
     calls: int = Field(description="Calls into the candidate's extension functions (and Triton launches)")
     triton_launches: int = Field(default=0, description="Of those, launches of Triton kernels")
     top: tuple[KernelTime, ...] = Field(default=(), description="The kernels and operators that took longest")
@@ -167,11 +172,13 @@ class Coverage(Frozen):
         """For the model: how much its own kernels did, and what did the rest."""
         if not self.calls:
             return "none of your extension's functions ran in forward: PyTorch did all the work"
-        rest = [k for k in self.top if k.owner == "pytorch"]
+        rest = [k for k in self.top if k.owner != "candidate"]
         text = f"your kernels did {self.percent} of the measured work"
-        if rest and self.pytorch_ms > 0:
-            total = self.candidate_ms + self.pytorch_ms
-            text += "; PyTorch did the rest: " + ", ".join(f"{k.name} {100 * k.ms / total:.0f}%" for k in rest[:3])
+        if rest and self.pytorch_ms + self.other_ms > 0:
+            total = self.candidate_ms + self.pytorch_ms + self.other_ms
+            who = "PyTorch and the kernels torch.compile generated" if self.other_ms > 0 else "PyTorch"
+            text += f"; {who} did the rest: " + ", ".join(
+                f"{k.name} {100 * k.ms / total:.0f}%" for k in rest[:3])
         return text
 
 
@@ -249,6 +256,7 @@ class EvalResult(Frozen):
             "target": self.target,
             "candidate_sha256": self.candidate_sha256,
             "cached": self.cached,
+            "stages": {name: round(value, 3) for name, value in self.stages.items()},
         }
 
 

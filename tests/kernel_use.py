@@ -76,6 +76,16 @@ def kernel_use_tests(target: str) -> dict:
         assert set(row["flags"]) - UNTRUSTED_TIMING == ({"interpreted"} if target == "cpu" else set()), row["flags"]
         assert row["counted"] is (target == "cuda" and not set(row["flags"]) & UNTRUSTED_TIMING), row
 
+    def test_triton_compiling_and_autotuning_are_reported_apart_from_the_checks(rows):
+        row = rows[named["triton_autotuned"]]
+        assert row["status"] == "correct" and row["coverage"] > 0.9, row
+        stages = row["stages"]
+        assert stages["autotune"] > 0, stages  # three configs benchmarked at the first checked call
+        # the interpreter compiles nothing; on a GPU every config is compiled, and that is compile time
+        assert (stages["compile"] > 0) is (target == "cuda"), stages
+        plain = rows[named["triton_relu"]]["stages"]
+        assert plain["autotune"] == 0 and (plain["compile"] > 0) is (target == "cuda"), plain
+
     def test_the_aliased_entry_is_still_rejected_before_it_runs(rows):
         row = rows[str(aliased)]
         assert row["status"] == "rejected" and "[kernel-unused]" in row["error"]

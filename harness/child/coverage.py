@@ -8,9 +8,13 @@ attribute, an alias, a bound method), and around each launch through Triton's la
 autotuned or not, compiled or interpreted). Then, on the recorded tree:
   pytorch    every outermost `aten::` / `prim::` operator, wherever it was called from (a launcher that calls
              at::matmul hands the work to PyTorch): its time, with its children;
-  candidate  each outermost candidate range, less the PyTorch operators inside it.
+  candidate  each outermost candidate range, less the PyTorch operators inside it;
+  other      every kernel launched neither inside an operator nor inside a candidate range (GPU): torch.compile's
+             generated kernels, a CUDA graph replayed through PyTorch; on the CPU, each outermost range of code
+             torch.compile generated (`Torch-Compiled Region`), less the operators and candidate ranges inside it.
+             Not the candidate's own work.
 Time is device time on the GPU (each kernel, copy or memset belongs to whatever launched it: the candidate's own
-are those launched inside its ranges outside any operator) and wall time on the CPU. Python glue is neither.
+are those launched inside its ranges outside any operator) and wall time on the CPU. Python glue is none of them.
 
 Operators the candidate registers itself (TORCH_LIBRARY, torch.library: any namespace that appeared once its code
 ran) are its own ranges too, as the profiler records them.
@@ -34,7 +38,9 @@ from harness.types import Coverage, KernelTime
 
 CANDIDATE = "candidate::"
 FORWARD = "harness::forward"
+COMPILED = "Torch-Compiled Region"  # the profiler's range around code torch.compile generated
 PYTORCH_NAMESPACES = ("aten", "prim", "prims", "quantized")
+OWNERS = ("candidate", "pytorch", "other")
 TOP = 5
 
 
@@ -128,13 +134,17 @@ def attribute(events, cuda: bool, namespaces: frozenset[str] = frozenset()) -> C
             if _is_pytorch(event.name) and not any(_is_pytorch(p.name) for p in _ancestors(event)):
                 by_name[(event.name, "pytorch")] += event.cpu_time_total
             elif outermost_own(event):
-                itself = event.cpu_time_total - sum(d.cpu_time_total for d in _outermost_pytorch_below(event))
+                itself = event.cpu_time_total - sum(d.cpu_time_total for d in _outermost_below(event, _is_pytorch))
                 by_name[(event.name.removeprefix(CANDIDATE), "candidate")] += max(itself, 0.0)
-    totals = {owner: sum(us for (_, o), us in by_name.items() if o == owner) for owner in ("candidate", "pytorch")}
-    done = totals["candidate"] + totals["pytorch"]
+            elif event.name.startswith(COMPILED) and not any(p.name.startswith(COMPILED) for p in _ancestors(event)):
+                below = _outermost_below(event, lambda name: _is_pytorch(name) or name.startswith(CANDIDATE))
+                by_name[(event.name, "other")] += max(event.cpu_time_total - sum(d.cpu_time_total for d in below), 0.0)
+    totals = {owner: sum(us for (_, o), us in by_name.items() if o == owner) for owner in OWNERS}
+    done = sum(totals.values())
     top = sorted(by_name.items(), key=lambda item: -item[1])[:TOP]
     return Coverage(share=totals["candidate"] / done if done > 0 else None,
-                    candidate_ms=totals["candidate"] / 1e3, pytorch_ms=totals["pytorch"] / 1e3, calls=calls,
+                    candidate_ms=totals["candidate"] / 1e3, pytorch_ms=totals["pytorch"] / 1e3,
+                    other_ms=totals["other"] / 1e3, calls=calls,
                     top=tuple(KernelTime(name=name[:200], owner=owner, ms=us / 1e3)
                               for (name, owner), us in top if us > 0))
 
@@ -143,7 +153,7 @@ def _device_time(host: list, device: list, by_name: dict, is_own: Callable[[obje
     """Each kernel (or copy, or memset) on the device, owned by whatever launched it: the launch is the host-side
     runtime call with the kernel's correlation id (torch's own kernel-to-operator links are not used: on some
     versions they mix up operator and runtime ids), and its owner the outermost PyTorch operator above it, else a
-    candidate range above it."""
+    candidate range above it, else no one the candidate can claim (`other`)."""
     launches = {e.id: e for e in host if not e.is_user_annotation and "::" not in e.name and e.name.startswith("cu")}
     for kernel in device:
         launch = launches.get(kernel.id)
@@ -156,6 +166,8 @@ def _device_time(host: list, device: list, by_name: dict, is_own: Callable[[obje
             by_name[(ops[-1], "pytorch")] += duration
         elif any(is_own(e) for e in chain):
             by_name[(kernel.name, "candidate")] += duration
+        else:  # neither PyTorch's operator nor the candidate's code launched it (torch.compile's kernels)
+            by_name[(kernel.name, "other")] += duration
 
 
 def _ancestors(event):
@@ -165,9 +177,9 @@ def _ancestors(event):
         parent = parent.cpu_parent
 
 
-def _outermost_pytorch_below(event):
+def _outermost_below(event, matches: Callable[[str], bool]):
     for child in event.cpu_children:
-        if _is_pytorch(child.name):
+        if matches(child.name):
             yield child
         else:
-            yield from _outermost_pytorch_below(child)
+            yield from _outermost_below(child, matches)

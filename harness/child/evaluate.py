@@ -54,7 +54,8 @@ from harness.child.defenses import (
 )
 from harness.child.loader import import_candidate, install_extension_loader, loaded_modules
 from harness.child.timing import time_interleaved
-from harness.process import write_atomic
+from harness.child.triton_jit import JitClock, uses_triton
+from harness.process import CANDIDATE_FILE, write_atomic
 from harness.protocol import WorkerReport, WorkerSpec
 from harness.types import HARNESS_ERROR, CheckResult
 
@@ -97,6 +98,7 @@ class Evaluation:
         self.seed_samples: list[torch.Tensor] = []
         self.seed_mismatch: tuple[float, ...] | None = None
         self.coverage = None
+        self.jit: JitClock | None = None  # Triton's compile and autotune seconds, for a candidate that uses Triton
         # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
             self.problem = import_problem(spec.problem_path)
@@ -106,6 +108,9 @@ class Evaluation:
                                              f"{type(self.init_inputs).__name__}, not a list")
 
     def stage_ends(self, name: str) -> None:
+        """The stage's seconds, less Triton's compiling and autotuning in it (their own entries, build time)."""
+        if self.jit:
+            self.stages.update(self.jit.seconds)
         self.stages[name] = _clock() - self.started - sum(self.stages.values())
 
     def inputs(self, label: str) -> list:
@@ -117,6 +122,8 @@ class Evaluation:
         init_seed = trial_seed(self.spec.seed, "init")
         with failing_as("problem error: constructing Model failed", HARNESS_ERROR):
             self.reference = construct(self.problem.Model, self.init_inputs, self.device, self.dtype, init_seed)
+        if uses_triton((Path(self.spec.build_dir) / CANDIDATE_FILE).read_text()):
+            self.jit = JitClock(interpreted=self.spec.target == "cpu")
         # before the candidate's code runs at all; this module and its class are watched too
         self.guard = Guard(also={__name__: sys.modules[__name__], f"{__name__}.Evaluation": Evaluation})
         install_extension_loader(Path(self.spec.build_dir), "load", scratch=Path(self.spec.result_path).parent)
@@ -293,6 +300,10 @@ def warm_up(target: str) -> None:
             except RuntimeError:  # the evaluation beside us may hold all free memory for a moment (poison)
                 time.sleep(0.5 * (attempt + 1))
     coverage.warm_up(cuda)
+    # torch.compile patches nn.Module.__init__ and __setstate__ at its first use (Dynamo's generation tagging):
+    # done now, before the defenses' snapshot, a candidate that calls torch.compile is not one that patches torch.
+    from torch._dynamo.mutation_guard import install_generation_tagging_init
+    install_generation_tagging_init()
 
 
 def main(argv: list[str]) -> int:

@@ -13,10 +13,8 @@ from harness.cli.config import config_option
 from harness.cli.console import UsageError, emit_json, err, fmt, out, positive
 from harness.config import load_settings
 from harness.device import devices_like, discover
-from harness.eval.bench import DEFAULT_SHAPES, SHAPES, Bench, Measurement
+from harness.eval.bench import DEFAULT_SHAPES, SHAPES, STAGES, Bench, Measurement
 from harness.types import TARGETS
-
-STAGES = ("build", "queue", "eval", "setup", "check", "coverage", "time")
 
 
 def cmd_bench(args) -> int:
@@ -105,18 +103,20 @@ def report_pass(p: Measurement) -> None:
 
 def show(passes: list[Measurement], ratios: dict[str, float]) -> None:
     table = Table(title="throughput (stage columns: mean seconds per candidate)")
-    for name in ("pass", "shape", "devices", "candidates", "wall s", "per min", *STAGES, "busy", "overhead s"):
+    summaries = [p.summary() for p in passes]
+    stages = [name for name in STAGES if any(s["stages_s"][name] is not None for s in summaries)]  # Triton's too
+    for name in ("pass", "shape", "devices", "candidates", "wall s", "per min", *stages, "busy", "overhead s"):
         table.add_column(name, justify="left" if name in ("pass", "shape") else "right")
-    for p in passes:
-        s = p.summary()
+    for p, s in zip(passes, summaries, strict=True):
         table.add_row(p.mode, p.shape, str(p.devices), str(s["candidates"]), f"{p.wall_s:.1f}", f"{p.per_min:.1f}",
-                      *(fmt(s["stages_s"][name], ".2f") for name in STAGES), f"{p.busy:.0%}",
+                      *(fmt(s["stages_s"][name], ".2f") for name in stages), f"{p.busy:.0%}",
                       fmt(p.overhead, ".2f"))
     out.print(table)
     for name, ratio in ratios.items():
         out.print(f"{name}: [bold]{ratio:.2f}x[/]")
     out.print("[dim]busy: share of the wall time each device spent checking and timing; overhead: per candidate, "
-              "its evaluation beyond checking and timing (child start, imports, model construction)[/]")
+              "its evaluation beyond checking and timing (child start, imports, model construction); compile, "
+              "autotune: Triton's, in the evaluation (build time, in no other column)[/]")
 
 
 def add_parser(sub) -> None:

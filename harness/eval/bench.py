@@ -32,6 +32,10 @@ from harness.problems.index import resolve
 from harness.store import Store
 from harness.types import DeviceInfo, EvalResult
 
+# Mean seconds per candidate, as summaries give them: build, queue, the evaluation and its parts (compile and
+# autotune: Triton's, in the evaluation child).
+STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "coverage", "time")
+DEVICE_STAGES = ("check", "coverage", "time")  # the work a device exists for
 SHAPES = {"cuda": ("lean", "torch", "triton"), "cpu": ("cpp", "triton")}
 DEFAULT_SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}
 PROBLEMS = {"cuda": "level1/relu", "cpu": "cpu/relu"}
@@ -234,15 +238,15 @@ class Measurement:
     @property
     def busy(self) -> float:
         """Share of the wall time each device spent checking, profiling and timing (the work it exists for)."""
-        work = sum(r.stages.get("check", 0.0) + r.stages.get("coverage", 0.0) + r.stages.get("time", 0.0)
-                   for r in self.results)
+        work = sum(r.stages.get(name, 0.0) for r in self.results for name in DEVICE_STAGES)
         return work / (self.wall_s * self.devices) if self.wall_s > 0 else 0.0
 
     @property
     def overhead(self) -> float | None:
-        """Per candidate, beyond its build and its checking, profiling and timing: waiting for a child, importing
-        the problem and the candidate, constructing both models, reporting."""
-        values = [r.stages["eval"] - sum(r.stages.get(name, 0.0) for name in ("check", "coverage", "time"))
+        """Per candidate, beyond its build (Triton's compiling and autotuning in the evaluation included) and its
+        checking, profiling and timing: waiting for a child, importing the problem and the candidate, constructing
+        both models, reporting."""
+        values = [r.stages["eval"] - sum(r.stages.get(name, 0.0) for name in ("compile", "autotune", *DEVICE_STAGES))
                   for r in self.results if "eval" in r.stages]
         return statistics.fmean(values) if values else None
 
@@ -253,7 +257,7 @@ class Measurement:
         return {"mode": self.mode, "shape": self.shape, "devices": self.devices, "candidates": len(self.results),
                 "wall_s": round(self.wall_s, 2), "per_min": round(self.per_min, 2), "statuses": statuses,
                 "stages_s": {name: None if self.stage(name) is None else round(self.stage(name), 3)
-                             for name in ("build", "queue", "eval", "setup", "check", "coverage", "time")},
+                             for name in STAGES},
                 "device_busy": round(self.busy, 3),
                 "overhead_s": None if self.overhead is None else round(self.overhead, 3)}
 

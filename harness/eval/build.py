@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from harness import seal
+from harness.eval import triton_cache
 from harness.eval.cache import LOCK, touch
 from harness.eval.confine import Confinement
 from harness.eval.pch_maker import make_requested_pchs, trusted_keys
@@ -81,7 +82,7 @@ def extension_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
     rest of the file tree is read-only in the sandbox), the pinned CUDA arch, and on the cpu target Triton's
     interpreter (Triton has no CPU backend: its kernels run on CPU tensors there, as TRITON_INTERPRET=1 does)."""
     extra = {"TORCH_EXTENSIONS_DIR": str(scratch / "torch_extensions"), "TRITON_HOME": str(scratch / "triton"),
-             "TRITON_CACHE_DIR": str(scratch / "triton" / "cache")}
+             "TRITON_CACHE_DIR": str(triton_cache.child_cache(scratch))}
     if device.target == "cpu":
         extra["TRITON_INTERPRET"] = "1"
     if device.arch:
@@ -178,6 +179,7 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
         for entry in directory.iterdir():  # what an earlier build left: extensions, torch's stale `lock` files
             if entry.name != LOCK:
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        triton_cache.forget(cache_dir, key)  # and the kernels Triton compiled for the earlier build
         (directory / CANDIDATE_FILE).write_text(candidate.source)
         log_path = directory / LOG_FILE
         outcome = run_child(["build", str(directory)], env=build_env(device, directory, max_jobs),

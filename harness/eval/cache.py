@@ -1,5 +1,6 @@
-"""The disk caches and their cap: finished builds (RESULTS_DIR/cache/builds, one directory per build key) and
-precompiled headers (pch_root(), one directory per key, ~0.8 GB each, shared by every results directory).
+"""The disk caches and their cap: finished builds (RESULTS_DIR/cache/builds, one directory per build key), the
+kernels Triton compiled for each candidate (RESULTS_DIR/cache/triton, triton_cache.py) and precompiled headers
+(pch_root(), one directory per key, ~0.8 GB each, shared by every results directory).
 
 An entry's last use is its directory's modification time: a build served from the cache touches it, a build
 that took a PCH asks for it to be touched (pch_maker.py), a build or a PCH made anew writes into it. Pruning
@@ -23,7 +24,7 @@ LOCK = ".harness-lock"  # a build holds it while it builds (build.py), and pruni
 
 @dataclass(frozen=True)
 class Entry:
-    kind: str  # "build" or "pch"
+    kind: str  # "build", "triton" (a candidate's Triton cache, triton_cache.py) or "pch"
     path: Path
     bytes: int
     last_used: float  # epoch seconds
@@ -43,7 +44,7 @@ def _size(path: Path) -> int:
 def entries(cache_dir: Path) -> list[Entry]:
     """Every cached build of this results directory and every precompiled header, oldest use first."""
     found = []
-    for kind, root in (("build", cache_dir / "builds"), ("pch", pch_root())):
+    for kind, root in (("build", cache_dir / "builds"), ("triton", cache_dir / "triton"), ("pch", pch_root())):
         if root.is_dir():
             found += [Entry(kind, d, _size(d), d.stat().st_mtime) for d in root.iterdir() if d.is_dir()]
     return sorted(found, key=lambda e: e.last_used)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.config import Settings
-from harness.eval import gpu_load, kernel_use
+from harness.eval import gpu_load, kernel_use, triton_cache
 from harness.eval.build import (
     BUILD_PROTOCOL,
     build,
@@ -103,9 +103,12 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
         spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
                           dtype=settings.dtype, seed=seed, trials=settings.trials, atol=job.problem.atol,
                           rtol=job.problem.rtol, timing=settings.timing, result_path=str(child.work / "report.json"))
+        triton_cache.stage_in(settings.cache_dir, build.build_sha256, child.work)  # kernels compiled before
         contention.before()  # waits (bounded) while another process computes on the GPU
         outcome = child.run(spec.model_dump_json(), settings.eval_timeout_s)
         contention.after()
+        if not outcome.timed_out:
+            triton_cache.keep(settings.cache_dir, build.build_sha256, child.work)
         log = read_log(child.work / "eval.log")
         report_path = child.work / "report.json"
         started = CANDIDATE_STARTS in log  # before the candidate's code ran, nothing is the candidate's doing

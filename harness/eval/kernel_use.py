@@ -5,7 +5,8 @@ the work? What running can decide is decided here, by what ran, not by the stati
                  its extension modules and no Triton launch (on the GPU: nor any kernel launched from them). A
                  kernel built for show, a fallback taken, a build that failed and was caught. It is `rejected`.
   low_coverage   its own kernels did less than the required share of the measured work (Settings.min_coverage,
-                 0.5, or the problem's MIN_COVERAGE): PyTorch did the rest. Flagged, and counted in no rate.
+                 0.5, or the problem's MIN_COVERAGE): PyTorch did the rest, or kernels it generated (torch.compile).
+                 Flagged, and counted in no rate.
   interpreted    on the cpu target, its Triton kernels ran in Triton's interpreter: correct or not, its time is
                  not a kernel's speed. Flagged, and counted in no rate.
 
@@ -35,7 +36,7 @@ def judge(coverage: Coverage | None, target: Target, min_coverage: float, build_
     """The verdict on a correct result's coverage (None: not measured, nothing to judge)."""
     if coverage is None:
         return KernelUse()
-    launched_nothing = target == "cuda" and coverage.candidate_ms == 0 and coverage.pytorch_ms > 0
+    launched_nothing = target == "cuda" and coverage.candidate_ms == 0 and coverage.pytorch_ms + coverage.other_ms > 0
     if coverage.calls == 0 or launched_nothing:
         return KernelUse((NO_KERNEL_RAN,), _no_kernel_message(coverage, build_log))
     flags = (INTERPRETED,) if target == "cpu" and coverage.triton_launches else ()
@@ -45,7 +46,7 @@ def judge(coverage: Coverage | None, target: Target, min_coverage: float, build_
 
 
 def _no_kernel_message(coverage: Coverage, build_log: str) -> str:
-    pytorch = ", ".join(k.name for k in coverage.top if k.owner == "pytorch") or "nothing measurable"
+    pytorch = ", ".join(k.name for k in coverage.top if k.owner != "candidate") or "nothing measurable"
     if coverage.calls == 0:
         what = "none of the candidate's kernels ran in its forward (no call into its extension, no Triton launch)"
     else:

@@ -100,3 +100,51 @@ def test_an_operator_the_candidate_registers_is_its_own():
     coverage, _ = measure(lambda: torch.ops.coverage_test_ns.pack(X), frozenset(), cuda=False, namespaces=own)
     assert own == {"coverage_test_ns"}
     assert coverage.calls == 1 and coverage.share > 0.5, coverage
+
+
+class Event:
+    """A profiler event as attribute() reads it (the boundary: on the GPU these come from CUPTI)."""
+
+    def __init__(self, id_, name, parent=None, cuda=False, us=0.0):
+        self.id, self.name, self.cpu_parent = id_, name, parent
+        self.device_type = torch.autograd.DeviceType.CUDA if cuda else torch.autograd.DeviceType.CPU
+        self.is_user_annotation = False
+        self.time_range = type("Range", (), {"start": 0.0, "end": us})()
+
+
+def test_a_kernel_launched_by_neither_pytorch_nor_the_candidate_is_not_the_candidates_own():
+    """torch.compile's kernels are launched from its generated code, outside every operator and candidate range:
+    they count against the candidate, as PyTorch's own do."""
+    from harness.child.coverage import CANDIDATE, attribute
+
+    forward = Event(1, "harness::forward")
+    op = Event(2, "aten::mm", forward)
+    mine = Event(3, CANDIDATE + "relu_kernel", forward)
+    compiled = Event(4, "triton_poi_fused_abs_add_div_0", forward)  # inductor's range, no namespace
+    launches = [Event(10, "cudaLaunchKernel", op), Event(11, "cuLaunchKernelEx", mine),
+                Event(12, "cuLaunchKernelEx", compiled)]
+    kernels = [Event(10, "sgemm", cuda=True, us=300.0), Event(11, "relu_kernel", cuda=True, us=100.0),
+               Event(12, "triton_poi_fused_abs_add_div_0", cuda=True, us=600.0)]
+    coverage = attribute([forward, op, mine, compiled, *launches, *kernels], cuda=True)
+    assert coverage.share == pytest.approx(0.1)
+    assert (coverage.candidate_ms, coverage.pytorch_ms, coverage.other_ms) == pytest.approx((0.1, 0.3, 0.6))
+    assert {k.name: k.owner for k in coverage.top}["triton_poi_fused_abs_add_div_0"] == "other"
+    assert "torch.compile generated did the rest: triton_poi_fused_abs_add_div_0 60%" in coverage.model_copy(
+        update={"calls": 1}).feedback()
+
+
+def test_code_torch_compile_generated_is_not_the_candidates_own_on_the_cpu():
+    """A token call of the candidate's own beside a torch.compile'd function doing the work: the compiled region's
+    time is `other`, so the share is the token's."""
+    fused = torch.compile(lambda x: torch.relu(x) * 2.0 + 1.0)
+    big = torch.randn(2048, 2048)
+
+    def forward():
+        zlib.compress(DATA[:1000])  # the candidate's token work
+        return fused(big)
+
+    forward()  # compiled before it is profiled, as the checked trials do
+    coverage, out = measure(forward, frozenset({"zlib"}), cuda=False)
+    assert torch.allclose(out, torch.relu(big) * 2.0 + 1.0)
+    assert [k.owner for k in coverage.top if k.name.startswith("Torch-Compiled Region")] == ["other"], coverage.top
+    assert coverage.other_ms > coverage.candidate_ms and coverage.share < 0.5, coverage

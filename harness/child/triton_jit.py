@@ -1,0 +1,74 @@
+"""Triton's just-in-time work in the evaluation child, measured apart from the stage it happens in:
+
+  compile   Triton compiling a kernel at its first launch (or loading it from the candidate's cache). It is build
+            time, done here because Triton needs the launch's argument types and shapes to compile; the build
+            child has neither the inputs nor (on the GPU machine) a GPU.
+  autotune  `@triton.autotune` benchmarking its configs at the first call with a new key, less the compiles
+            inside it. It happens in the checked trials, before timing: the timed calls run the chosen config.
+
+On the cpu target Triton's interpreter has no benchmarker (autotune would fail for want of a GPU driver): each
+config is timed on the wall clock instead, so an autotuned kernel is checked there as it would be on a GPU.
+
+Installed before the candidate's code runs, and only for a candidate whose source names Triton.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+_clock = time.perf_counter  # bound before any candidate code runs
+CPU_BENCH_RUNS = 3
+
+
+class JitClock:
+    """Seconds of Triton compiling and autotuning in this process so far (`seconds`)."""
+
+    def __init__(self, interpreted: bool):
+        self.seconds = {"compile": 0.0, "autotune": 0.0}
+        import triton.compiler
+        import triton.compiler.compiler
+        import triton.runtime.autotuner
+        import triton.runtime.jit
+
+        compile_ = triton.compiler.compile
+        timed = self._timed("compile", compile_)
+        for module in (triton.compiler, triton.compiler.compiler, triton.runtime.jit):  # wherever jit looks it up
+            if getattr(module, "compile", None) is compile_:
+                module.compile = timed
+        autotuner = triton.runtime.autotuner.Autotuner
+        autotuner._bench = self._timed("autotune", autotuner._bench)
+        if interpreted:
+            autotuner.do_bench = functools.cached_property(lambda tuner: tuner._do_bench or cpu_bench)
+            autotuner.do_bench.__set_name__(autotuner, "do_bench")
+
+    def _timed(self, kind: str, function):
+        @functools.wraps(function)
+        def timed(*args, **kwargs):
+            compiled_before, started = self.seconds["compile"], _clock()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                elapsed = _clock() - started
+                if kind == "autotune":  # a config compiled while being benchmarked is compile time
+                    elapsed -= self.seconds["compile"] - compiled_before
+                self.seconds[kind] += elapsed
+        return timed
+
+
+def cpu_bench(call, quantiles=None, **_) -> float | list[float]:
+    """The interpreter's stand-in for Triton's benchmarker: milliseconds of `call` on the wall clock."""
+    call()
+    times = []
+    for _ in range(CPU_BENCH_RUNS):
+        started = _clock()
+        call()
+        times.append((_clock() - started) * 1e3)
+    times.sort()
+    if quantiles is None:
+        return times[len(times) // 2]
+    return [times[min(len(times) - 1, int(q * len(times)))] for q in quantiles]
+
+
+def uses_triton(source: str) -> bool:
+    return "triton" in source
