@@ -37,8 +37,8 @@ TRITON_COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "Uns
 INTERPRETED_COMPILE_ERRORS = (AttributeError, NameError, TypeError, SyntaxError)
 
 
-def is_triton_compile_error(exc: BaseException | None) -> bool:
-    """Whether `exc`, or an exception it was raised from or while handling, is Triton failing to compile a kernel."""
+def triton_compile_error(exc: BaseException | None) -> BaseException | None:
+    """Triton failing to compile a kernel: `exc`, or an exception it was raised from or while handling; or None."""
     for e in exception_chain(exc):
         kind = type(e)
         if not kind.__module__.startswith("triton."):
@@ -46,8 +46,23 @@ def is_triton_compile_error(exc: BaseException | None) -> bool:
         if kind.__name__ in TRITON_COMPILE_ERRORS or (
                 kind.__name__ == "InterpreterError"
                 and isinstance(e.__cause__ or e.__context__, INTERPRETED_COMPILE_ERRORS)):
-            return True
-    return False
+            return e
+    return None
+
+
+def is_triton_compile_error(exc: BaseException | None) -> bool:
+    return triton_compile_error(exc) is not None
+
+
+def describe_compile_error(exc: BaseException, tail: int = 12, limit: int = 2000) -> str:
+    """Triton's message, trimmed to what matters: where (its first line, `at LINE:COLUMN:`) and how it ends (the
+    kernel's source up to the error, the caret, the error itself). Triton's own message is cut to the source's last
+    lines, but a long one loses its end to describe()'s cap; here the start goes first."""
+    lines = f"{type(exc).__name__}: {exc}".strip().splitlines()
+    if len(lines) > tail + 2:
+        lines = [lines[0], f"... ({len(lines) - tail - 1} lines of the kernel's source)", *lines[-tail:]]
+    text = "\n".join(lines)
+    return text if len(text) <= limit else f"{lines[0]}\n... {text[-(limit - len(lines[0]) - 5):]}"
 
 
 class EvalFailure(Exception):
@@ -72,8 +87,10 @@ def failing_as(what: str, status: str = "runtime_error"):
         traceback.print_exc()
         if is_build_failure(exc):  # load_inline called in __init__ or forward, and its build failed
             raise EvalFailure("compile_error", f"{what}: building an extension failed: {describe(exc)}") from None
-        if is_triton_compile_error(exc):  # Triton compiles a kernel at its first launch, inside forward
-            raise EvalFailure("compile_error", f"{what}: Triton could not compile a kernel: {describe(exc)}") from None
+        refused = triton_compile_error(exc)
+        if refused is not None:  # Triton compiles a kernel at its first launch, inside forward
+            raise EvalFailure("compile_error", f"{what}: Triton could not compile a kernel: "
+                                               f"{describe_compile_error(refused)}") from None
         raise EvalFailure(status, f"{what}: {describe(exc)}") from None
 
 

@@ -1,4 +1,5 @@
-"""`harness cache`: how much the build cache and the precompiled headers hold, and pruning them to a cap."""
+"""`harness cache`: how much the build cache, the candidates' Triton caches and the precompiled headers hold, and
+pruning them to a cap."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from harness.eval.cache import IN_USE_S, Entry, entries, prune
 from harness.report.tables import name_column, number_column, print_table
 
 GB = 1e9
+KINDS = (("build", "builds"), ("triton", "Triton kernels"), ("pch", "precompiled headers"))  # cache.Entry.kind
 
 
 def add_parser(sub, store_opts: argparse.ArgumentParser) -> None:
     cache = sub.add_parser(
         "cache", parents=[store_opts], help="the build cache and the precompiled headers: sizes, pruning",
-        description="Finished builds (RESULTS_DIR/cache/builds) and precompiled headers (shared by every results "
+        description="Finished builds (RESULTS_DIR/cache/builds), the kernels Triton compiled for each candidate "
+                    "(RESULTS_DIR/cache/triton) and precompiled headers (shared by every results "
                     "directory, ~0.8 GB per compiler-flag set) are kept for reuse, up to the cache_max_gb setting: "
                     "after each batch of evaluations the least recently used go. `harness cache` shows them; "
                     f"`prune` removes them now. Entries used in the last {IN_USE_S / 3600:g} hour and builds in "
@@ -35,7 +38,7 @@ def totals(found: list[Entry]) -> dict[str, dict]:
     return {kind: {"entries": sum(e.kind == kind for e in found),
                    "bytes": sum(e.bytes for e in found if e.kind == kind),
                    "dirs": sorted({str(e.path.parent) for e in found if e.kind == kind})}
-            for kind in ("build", "pch")}
+            for kind, _ in KINDS}
 
 
 def cmd_cache(args) -> int:
@@ -55,7 +58,7 @@ def cmd_cache(args) -> int:
     number_column(table, "entries")
     number_column(table, "GB")
     name_column(table, "where")
-    for kind, label in (("build", "builds"), ("pch", "precompiled headers")):
+    for kind, label in KINDS:
         t = left[kind]
         table.add_row(label, str(t["entries"]), f"{t['bytes'] / GB:.2f}", escape(", ".join(t["dirs"]) or "-"))
     print_table(out, table)

@@ -10,6 +10,7 @@ the candidate (--force) forgets it.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import stat
@@ -19,6 +20,7 @@ from harness import seal
 from harness.eval.cache import touch
 from harness.process import write_atomic
 
+logger = logging.getLogger(__name__)
 SEAL_FILE = ".harness-seal"
 LIMIT_BYTES = 256 << 20  # a candidate's compiled kernels are a few megabytes; more is not kept
 
@@ -33,6 +35,23 @@ def child_cache(work: Path) -> Path:
 
 
 def stage_in(cache_dir: Path, build_key: str, work: Path) -> None:
+    """A cache only saves time: failing to copy it (a full disk) costs the evaluation a compile, nothing else."""
+    try:
+        _stage_in(cache_dir, build_key, work)
+    except OSError as exc:
+        logger.warning("harness: Triton's cache for %s was not staged: %s", build_key[:12], exc)
+
+
+def keep(cache_dir: Path, build_key: str, work: Path) -> None:
+    """Replace the candidate's cache with what its evaluation's cache holds: regular files only (no links),
+    unless they add up to more than LIMIT_BYTES. A failure costs a later evaluation a compile, nothing else."""
+    try:
+        _keep(cache_dir, build_key, work)
+    except OSError as exc:
+        logger.warning("harness: Triton's cache for %s was not kept: %s", build_key[:12], exc)
+
+
+def _stage_in(cache_dir: Path, build_key: str, work: Path) -> None:
     kept = directory(cache_dir, build_key)
     if not kept.is_dir():
         return
@@ -43,9 +62,7 @@ def stage_in(cache_dir: Path, build_key: str, work: Path) -> None:
     touch(kept)  # its last use, for the caches' cap (cache.py)
 
 
-def keep(cache_dir: Path, build_key: str, work: Path) -> None:
-    """Replace the candidate's cache with what its evaluation's cache holds: regular files only (no links),
-    unless they add up to more than LIMIT_BYTES."""
+def _keep(cache_dir: Path, build_key: str, work: Path) -> None:
     files = _regular_files(child_cache(work))
     if not files or sum(size for _, size in files) > LIMIT_BYTES:
         return

@@ -61,3 +61,15 @@ def test_the_cache_command_shows_and_prunes(tmp_path, monkeypatch):
     assert pruned["kept"]["build"]["entries"] == 1 and made["c"].exists()
     text = run_cli("cache", "--results-dir", tmp_path / "results", env=env).stdout
     assert "precompiled headers" in text and "cache_max_gb" in text
+
+
+def test_a_candidates_triton_kernels_are_under_the_cap_and_shown(tmp_path, monkeypatch):
+    cache_dir, made = caches(tmp_path, monkeypatch)
+    kernels = entry(cache_dir / "triton", "k", 50, 4 * IN_USE_S)
+    assert [(e.kind, e.path.name) for e in entries(cache_dir)][0] == ("triton", "k")
+    proc = run_cli("cache", "prune", "--max-gb", "0", "--json", "--results-dir", tmp_path / "results",
+                   env={PCH_DIR_ENV: str(tmp_path / "pch")})
+    assert json.loads(proc.stdout)["removed"]["triton"] == {"entries": 1, "bytes": 50,
+                                                            "dirs": [str(cache_dir / "triton")]}
+    assert not kernels.exists()
+    assert "Triton kernels" in run_cli("cache", "--results-dir", tmp_path / "results").stdout

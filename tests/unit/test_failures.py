@@ -38,3 +38,17 @@ def test_other_failures_stay_runtime_errors():
     assert raised(RuntimeError("CUDA error: an illegal memory access")).status == "runtime_error"
     assert raised(AttributeError("'NoneType' object has no attribute 'shape'")).status == "runtime_error"
     assert raised(InterpreterError("out of resources")).status == "runtime_error"
+
+
+def test_a_long_triton_compile_error_keeps_where_and_what():
+    """The message a model gets back: Triton's `at LINE:COLUMN:`, the lines before the error and the error itself,
+    even where the kernel's lines are long (describe() alone would keep the first 2000 characters)."""
+    import ast
+
+    from triton.compiler.errors import CompilationError
+
+    source = "def k(x):\n" + "".join(f"    y{i} = x + {'1 + ' * 80}{i}\n" for i in range(30)) + "    tl.maximun(x)\n"
+    failure = raised(CompilationError(source, ast.parse(source).body[0].body[-1], "maximun is not defined"))
+    text = str(failure)
+    assert failure.status == "compile_error" and "at 32:4:" in text and text.endswith("maximun is not defined")
+    assert "tl.maximun(x)" in text and len(text) < 2200
