@@ -16,6 +16,8 @@ import os
 import secrets
 from pathlib import Path
 
+from harness.process import write_atomic
+
 KEY_FILE_ENV = "HARNESS_KEY_FILE"
 
 
@@ -81,3 +83,18 @@ def file_digests(directory: Path, skip: frozenset[str] = frozenset()) -> list[st
             with open(path, "rb") as f:
                 lines.append(f"{rel} {hashlib.file_digest(f, 'sha256').hexdigest()}")
     return sorted(lines)
+
+
+def seal_directory(directory: Path, seal_file: str, skip: frozenset[str] = frozenset()) -> None:
+    """Seal every file under `directory` (top-level names in `skip`, and the seal itself, aside) into `seal_file`
+    there."""
+    write_atomic(directory / seal_file, seal(*file_digests(directory, skip=skip | {seal_file})))
+
+
+def directory_sealed(directory: Path, seal_file: str, skip: frozenset[str] = frozenset()) -> bool:
+    """Whether `directory` holds what seal_directory() sealed, not a byte more or less."""
+    try:
+        return verify((directory / seal_file).read_text().strip(),
+                      *file_digests(directory, skip=skip | {seal_file}))
+    except OSError:
+        return False

@@ -169,7 +169,7 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
     with _exclusive(directory / LOCK):
         done = directory / RESULT_FILE
         if done.is_file() and not force:
-            if _sealed(directory):
+            if seal.directory_sealed(directory, SEAL_FILE, skip=frozenset({LOCK})):
                 touch(directory)  # its last use, for the cache's cap (cache.py)
                 return BuildResult.model_validate_json(done.read_text()).model_copy(update={"cached": True})
             logger.warning("harness: the cached build in %s fails its seal check (changed since it was built, or "
@@ -208,21 +208,5 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
         # the OOM killer) or by its timeout is retried next time, perhaps on a quieter machine.
         if outcome.returncode in (0, 1):
             write_atomic(done, result.model_dump_json())
-            write_atomic(directory / SEAL_FILE, _seal(directory))
+            seal.seal_directory(directory, SEAL_FILE, skip=frozenset({LOCK}))
         return result
-
-
-def _contents(directory: Path) -> list[str]:
-    """What a finished build directory's seal covers: every file in it, the lock and the seal aside."""
-    return seal.file_digests(directory, skip=frozenset({LOCK, SEAL_FILE}))
-
-
-def _seal(directory: Path) -> str:
-    return seal.seal(*_contents(directory))
-
-
-def _sealed(directory: Path) -> bool:
-    try:
-        return seal.verify((directory / SEAL_FILE).read_text().strip(), *_contents(directory))
-    except OSError:
-        return False

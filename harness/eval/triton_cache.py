@@ -18,7 +18,6 @@ from pathlib import Path
 
 from harness import seal
 from harness.eval.cache import touch
-from harness.process import write_atomic
 
 logger = logging.getLogger(__name__)
 SEAL_FILE = ".harness-seal"
@@ -55,7 +54,7 @@ def _stage_in(cache_dir: Path, build_key: str, work: Path) -> None:
     kept = directory(cache_dir, build_key)
     if not kept.is_dir():
         return
-    if not _sealed(kept):
+    if not seal.directory_sealed(kept, SEAL_FILE):
         shutil.rmtree(kept, ignore_errors=True)
         return
     shutil.copytree(kept, child_cache(work), ignore=shutil.ignore_patterns(SEAL_FILE), dirs_exist_ok=True)
@@ -73,7 +72,7 @@ def _keep(cache_dir: Path, build_key: str, work: Path) -> None:
         target = fresh / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(child_cache(work) / relative, target, follow_symlinks=False)
-    write_atomic(fresh / SEAL_FILE, seal.seal(*seal.file_digests(fresh, skip=frozenset({SEAL_FILE}))))
+    seal.seal_directory(fresh, SEAL_FILE)
     shutil.rmtree(kept, ignore_errors=True)
     try:
         fresh.rename(kept)
@@ -83,14 +82,6 @@ def _keep(cache_dir: Path, build_key: str, work: Path) -> None:
 
 def forget(cache_dir: Path, build_key: str) -> None:
     shutil.rmtree(directory(cache_dir, build_key), ignore_errors=True)
-
-
-def _sealed(kept: Path) -> bool:
-    try:
-        digest = (kept / SEAL_FILE).read_text().strip()
-    except OSError:
-        return False
-    return seal.verify(digest, *seal.file_digests(kept, skip=frozenset({SEAL_FILE})))
 
 
 def _regular_files(root: Path) -> list[tuple[Path, int]]:
