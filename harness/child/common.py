@@ -50,10 +50,6 @@ def triton_compile_error(exc: BaseException | None) -> BaseException | None:
     return None
 
 
-def is_triton_compile_error(exc: BaseException | None) -> bool:
-    return triton_compile_error(exc) is not None
-
-
 def describe_compile_error(exc: BaseException, tail: int = 12, limit: int = 2000) -> str:
     """Triton's message, trimmed to what matters: where (its first line, `at LINE:COLUMN:`) and how it ends (the
     kernel's source up to the error, the caret, the error itself). Triton's own message is cut to the source's last
