@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -149,21 +150,38 @@ def kill_all() -> None:
 
 
 class EvalChild:
-    """`python -m harness.child serve TARGET`, started before it is needed: it imports torch and readies
-    the device, then waits for one spec (a JSON line) on stdin, evaluates it and exits. Used once, like any
-    child."""
+    """An evaluation's two processes, started before they are needed: the judge (`serve TARGET FD`), which reads
+    one spec (a JSON line) on stdin, evaluates it and writes the report, and the runner (`run TARGET FD`), the only
+    one that runs the candidate's code, each in its own work directory (and sandbox, with a policy), joined by one
+    Unix socket pair. Used once, like any child."""
 
-    def __init__(self, target: str, env: dict[str, str], work: Path, policy: sandbox.Policy | None = None):
-        self.work = work
+    def __init__(self, target: str, judge: tuple[dict[str, str], Path, sandbox.Policy | None],
+                 runner: tuple[dict[str, str], Path, sandbox.Policy | None]):
+        """`judge`, `runner`: the environment, work directory and sandbox policy (or None) of each."""
+        judge_end, runner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.work, self.runner_work = judge[1], runner[1]
+        try:
+            self.proc = self._start(["serve", target, str(judge_end.fileno())], *judge, judge_end, stdin=True)
+            self.runner = self._start(["run", target, str(runner_end.fileno())], *runner, runner_end, stdin=False)
+        finally:
+            judge_end.close()
+            runner_end.close()
+        self.runner_code: int | None = None
+
+    @staticmethod
+    def _start(args: list[str], env: dict[str, str], work: Path, policy: sandbox.Policy | None,
+               end: socket.socket, stdin: bool) -> subprocess.Popen:
         with open(work / "eval.log", "wb") as log:
-            self.proc = subprocess.Popen(child_argv(["serve", target], policy),
-                                         stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                         cwd=work, start_new_session=True)
-        _running.add(self.proc.pid)
-        started.append(self.proc.pid)
+            proc = subprocess.Popen(child_argv(args, policy), stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work, start_new_session=True,
+                                    pass_fds=(end.fileno(),))
+        _running.add(proc.pid)
+        started.append(proc.pid)
+        return proc
 
     def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
-        """Hand over the spec and wait until the child exits (killed with its group after `timeout_s`)."""
+        """Hand the judge the spec and wait until it exits (both killed with their groups after `timeout_s`); the
+        runner's exit status is kept in runner_code (None: it was still running when the judge was done)."""
         start = time.monotonic()
         timed_out = False
         try:
@@ -173,17 +191,22 @@ class EvalChild:
             pass
         try:
             self.proc.wait(timeout=timeout_s)
+            self.runner_code = self.runner.wait(timeout=RUNNER_GRACE_S)  # it ends when the judge closes its end
         except subprocess.TimeoutExpired:
-            timed_out = True
+            timed_out = self.proc.returncode is None
         finally:
             self.discard()
         return ChildOutcome(None if timed_out else self.proc.returncode, timed_out, time.monotonic() - start)
 
     def discard(self) -> None:
-        """Kill the child's group (with anything it left running) and reap it."""
-        kill_group(self.proc.pid)
-        self.proc.wait()
-        _running.discard(self.proc.pid)
+        """Kill both groups (with anything they left running) and reap them."""
+        for proc in (self.proc, self.runner):
+            kill_group(proc.pid)
+            proc.wait()
+            _running.discard(proc.pid)
+
+
+RUNNER_GRACE_S = 2.0
 
 
 def write_atomic(path: Path, text: str) -> None:

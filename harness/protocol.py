@@ -62,6 +62,10 @@ class WorkerReport(Frozen):
                                                     "one trial only)")
     coverage: Coverage | None = Field(default=None, description="The candidate's share of one profiled forward, "
                                       "after the checks (None: not measured)")
+    unreported_ms: float | None = Field(default=None, description="Time the judge's clock saw around the candidate's "
+                                        "timed calls beyond the wall time its runner reported, less the same for "
+                                        "the reference's calls and their spread; lower quartiles (the parent flags "
+                                        "timing_disputed)")
 
 
 class WorkerSpec(Frozen):
@@ -76,7 +80,8 @@ class WorkerSpec(Frozen):
     atol: float | None = Field(default=None, description="Problem's absolute tolerance override")
     rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
-    result_path: str = Field(description="Where the child writes its WorkerReport JSON")
+    result_path: str = Field(description="Where the judge writes its WorkerReport JSON")
+    runner_scratch: str = Field(description="The runner's own scratch directory (its only writable one)")
 
 
 class ProblemRef(Frozen):

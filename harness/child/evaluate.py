@@ -1,32 +1,37 @@
-"""The evaluation child (`python -m harness.child serve TARGET`): started ahead of need, it imports torch
-and readies the device, then reads one WorkerSpec (a JSON line) from stdin, checks the built candidate
-against the reference and times both.
+"""The judge (`python -m harness.child serve TARGET FD`): started ahead of need beside its runner (runner.py), it
+imports torch and readies the device, then reads one WorkerSpec (a JSON line) from stdin, has the runner run the
+built candidate (remote.py, over descriptor FD) and checks what comes back against the reference, which it runs
+itself, and times both.
 
-Whatever the candidate does (segfault, os._exit, exceptions, endless loops), the parent sees it
-from the outside; this process only reports what it could observe, as WorkerReport JSON. It prints
-CANDIDATE_STARTS to its log just before the candidate's code first runs: a failure before it is the
-harness's (or the machine's), never the candidate's (HARNESS_ERROR).
+No candidate code runs in this process: the run's seed, the inputs' secrets, the reference, the choice of the timed
+calls checked again, the comparisons and the report are out of the candidate's reach. What the runner reports of
+itself is believed only where it can only hurt the candidate (a failure, its coverage), or checked (its timed
+calls, against this process's clock).
+
+It reports what it observed as WorkerReport JSON; a crash of the runner shows here as the channel closing (the
+parent adds the runner's exit status and log). Failures before the runner says it is about to run the candidate's
+code are the harness's (or the machine's), never the candidate's (HARNESS_ERROR).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import sys
 import time
 import traceback
 from pathlib import Path
+from statistics import quantiles
 
 import torch
 
-from harness.child import coverage
 from harness.child import observe as cpu_load
 from harness.child.check import (
     compare,
     compare_tensor,
     one_value,
     output_stats,
-    same_values,
     seed_sample,
     tensors,
     tolerances,
@@ -34,40 +39,32 @@ from harness.child.check import (
 )
 from harness.child.common import (
     EvalFailure,
-    candidate_starts,
     construct,
     describe,
     failing_as,
     import_problem,
+    ready_device,
     seeded_inputs,
     target_device,
     timed_side,
     trial_seed,
 )
-from harness.child.defenses import (
-    Guard,
-    identical,
-    output_problem,
-    poison,
-    poison_free_memory,
-    snapshot,
-)
-from harness.child.loader import import_candidate, install_extension_loader, loaded_modules
-from harness.child.timing import time_interleaved
-from harness.child.triton_jit import JitClock, uses_triton
-from harness.process import CANDIDATE_FILE, write_atomic
+from harness.child.remote import KEPT, Remote
+from harness.child.timing import Side, time_interleaved
+from harness.process import write_atomic
 from harness.protocol import WorkerReport, WorkerSpec
 from harness.types import HARNESS_ERROR, CheckResult
 
+_clock_ns = time.perf_counter_ns
 _clock = time.perf_counter  # bound before any candidate code runs: stage times cannot be patched
 RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked again (besides the first two)
 
 STAGES = ("setup", "check", "coverage", "time")
 
 
-def eval_main(spec: WorkerSpec) -> WorkerReport:
+def eval_main(spec: WorkerSpec, remote: Remote) -> WorkerReport:
     """Setup, check, time; the first verdict reached inside (incorrect, rejected, runtime_error...) ends it."""
-    evaluation = Evaluation(spec)
+    evaluation = Evaluation(spec, remote)
     try:
         with torch.no_grad():
             evaluation.setup()
@@ -80,14 +77,16 @@ def eval_main(spec: WorkerSpec) -> WorkerReport:
 
 
 class Evaluation:
-    """One built candidate against the problem's reference, in this process, in three stages whose times
-    are recorded: setup (both modules built, the candidate imported), check (trials on fresh inputs), time
-    (interleaved, with timed outputs checked again)."""
+    """One built candidate, run by its runner, against the problem's reference, run here, in stages whose times
+    are recorded: setup (both modules built, the candidate imported), check (trials on fresh inputs), coverage,
+    time (interleaved, with timed outputs checked again)."""
 
-    def __init__(self, spec: WorkerSpec):
+    def __init__(self, spec: WorkerSpec, remote: Remote):
         self.spec = spec
+        self.remote = remote
         self.started = _clock()
         self.device, device_name, self.timer, self.sync = target_device(torch, spec.target)
+        remote.device = self.device
         self.dtype = getattr(torch, spec.dtype)
         self.atol, self.rtol = tolerances(self.dtype, spec.atol, spec.rtol)
         self.stages: dict[str, float] = {}  # seconds spent setting up, checking, timing (filled in as they end)
@@ -98,7 +97,7 @@ class Evaluation:
         self.seed_samples: list[torch.Tensor] = []
         self.seed_mismatch: tuple[float, ...] | None = None
         self.coverage = None
-        self.jit: JitClock | None = None  # Triton's compile and autotune seconds, for a candidate that uses Triton
+        self.unreported_ms: float | None = None
         # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
             self.problem = import_problem(spec.problem_path)
@@ -108,128 +107,139 @@ class Evaluation:
                                              f"{type(self.init_inputs).__name__}, not a list")
 
     def stage_ends(self, name: str) -> None:
-        """The stage's seconds, less Triton's compiling and autotuning in it (their own entries, build time)."""
-        if self.jit:
-            self.stages.update(self.jit.seconds)
+        """The stage's seconds, less Triton's compiling and autotuning in the runner (their own entries, build
+        time)."""
+        self.stages.update(self.remote.jit())
         self.stages[name] = _clock() - self.started - sum(self.stages.values())
 
     def inputs(self, label: str) -> list:
         return seeded_inputs(self.problem, self.device, self.dtype, self.spec.seed, label)
 
+    def seed(self, label: str) -> int:
+        return trial_seed(self.spec.seed, label)
+
     # ---- the stages ----
 
     def setup(self) -> None:
-        init_seed = trial_seed(self.spec.seed, "init")
-        with failing_as("problem error: constructing Model failed", HARNESS_ERROR):
+        init_seed = self.seed("init")
+        self.remote.setup(dict(problem_path=self.spec.problem_path, build_dir=self.spec.build_dir,
+                               target=self.spec.target, dtype=self.spec.dtype, init_seed=init_seed,
+                               scratch=self.spec.runner_scratch))
+        with self.reference_runs("constructing Model"):  # while the runner imports the candidate
             self.reference = construct(self.problem.Model, self.init_inputs, self.device, self.dtype, init_seed)
-        if uses_triton((Path(self.spec.build_dir) / CANDIDATE_FILE).read_text()):
-            self.jit = JitClock(interpreted=self.spec.target == "cpu")
-        # before the candidate's code runs at all; this module and its class are watched too
-        self.guard = Guard(also={__name__: sys.modules[__name__], f"{__name__}.Evaluation": Evaluation})
-        install_extension_loader(Path(self.spec.build_dir), "load", scratch=Path(self.spec.result_path).parent)
-        self.known_ops = coverage.op_namespaces()  # any namespace of operators added from here on is the candidate's
-        candidate_starts()
-        with failing_as("constructing ModelNew failed"):
-            module = import_candidate(Path(self.spec.build_dir))
-            self.guard.verify("at import")
-            # same seed: same initial parameters as the reference
-            self.candidate = construct(module.ModelNew, self.init_inputs, self.device, self.dtype, init_seed)
-        self.guard.verify("in ModelNew.__init__")
+        self.remote.constructed()
         self.stage_ends("setup")
 
     def check(self) -> None:
         for trial in range(self.spec.trials):
             self.trials_run = trial + 1
-            inputs = self.inputs(f"trial{trial}")
-            mine = clone(inputs)
+            label, what = f"trial{trial}", f"trial {trial}"
+            expected = self.expected(self.inputs(label), observe=self.observe_reference if trial < 2 else None)
             # Poison (~0.2 s on an 80 GB GPU) only before trial 0's two runs: later trials' inputs are fresh, and
-            # nothing has computed on them before the candidate runs (the reference runs after it, its output
-            # poisoned before it is freed), so freed memory cannot hold their answers; an output left partly
-            # unwritten already fails trial 0 on poisoned memory.
-            out, copy = self.run_candidate(mine, f"trial {trial}", fresh_poison=trial == 0)
-            changed = [i for i, (a, b) in enumerate(zip(mine, inputs, strict=True))
-                       if isinstance(a, torch.Tensor) and not same_values(a, b)]
-            if changed:
-                raise EvalFailure("incorrect", f"trial {trial}: ModelNew.forward modified its input(s) {changed}")
+            # nothing has computed on them in the runner before the candidate runs, so its freed memory cannot hold
+            # their answers; an output left partly unwritten already fails trial 0 on poisoned memory.
+            out = self.remote.call(self.seed(label), trial == 0, what, expected)
             if trial == 0:  # the same input twice: uninitialised memory or races show as disagreement
-                again, _ = self.run_candidate(clone(inputs), "trial 0, second run on the same input",
-                                              fresh_poison=True)
-                result = compare(again, copy, self.atol, self.rtol)
+                again_what = "trial 0, second run on the same input"
+                again = self.remote.call(self.seed(label), True, again_what, expected)
+                result = compare(again, out, self.atol, self.rtol)
                 if not result.ok:
                     raise EvalFailure("incorrect", "two runs on the same input disagree (uninitialised memory "
                                                    "or a race): " + result.message, result)
                 del again
-            result = self.against_reference(out, copy, inputs, f"trial {trial}",
-                                            observe=self.observe_reference if trial < 2 else None)
+            result = self.against_reference(out, expected, what)
+            if not self.remote.settled(what):
+                raise EvalFailure("incorrect", f"{what}: the output changed after forward returned "
+                                               "(work still running in the background)")
             self.worst_abs = max(self.worst_abs, result.max_abs_err or 0.0)
             self.worst_rel = max(self.worst_rel, result.max_rel_err or 0.0)
-            del out, copy, mine, inputs
+            del out, expected
         self.stage_ends("check")
 
     def profile(self) -> None:
-        """One more call, profiled, on fresh inputs: how much of the work the candidate's own code did
-        (coverage.py). Its output is not checked again: a candidate that computes differently under the profiler
-        changes only its own coverage."""
-        inputs = self.inputs("coverage")
-        with failing_as("ModelNew.forward failed (the profiled call)"):
-            self.coverage, _ = coverage.measure(lambda: self.candidate(*inputs), frozenset(loaded_modules),
-                                                cuda=self.spec.target == "cuda",
-                                                namespaces=coverage.op_namespaces() - self.known_ops)
-        self.guard.verify("in forward, the profiled call")
+        """One more call, profiled in the runner, on fresh inputs: how much of the work the candidate's own code
+        did (coverage.py). Its output is not checked: a candidate that computes differently under the profiler, or
+        reports its coverage falsely, changes only its own coverage."""
+        self.coverage = self.remote.profile(self.seed("coverage"))
         self.stage_ends("coverage")
 
     def time(self) -> None:
         """Fresh inputs for every call; some candidate outputs are checked again, chosen by a secret draw,
-        against the reference on a pristine copy of the same inputs."""
-        self.draw = random.Random(trial_seed(self.spec.seed, "recheck"))
+        against the reference on the same inputs."""
+        self.draw = random.Random(self.seed("recheck"))
         watch = cpu_load.Watch(self.spec.target)  # cpu: idle jitter now, other processes' CPU use across the timing
-        sides = {name: timed_side(self.problem, self.device, self.dtype, self.spec.seed, name, fn)
-                 for name, fn in (("reference", self.reference), ("candidate", self.candidate))}
-        with failing_as("failed while timing"):
-            self.timings, self.converged = time_interleaved(sides, self.timer, self.spec.timing, inspect=self.recheck)
-        load = watch.stop()
-        self.guard.verify("while being timed")
+        runner_ticks = self.remote.ticks()
+        reference = timed_side(self.problem, self.device, self.dtype, self.spec.seed, "reference", self.reference)
+        reference_gaps: list[float] = []
+        sides = {"reference": self.outside_clock(reference, reference_gaps),
+                 "candidate": Side(self.candidate_prepare(), None, self.remote.timer)}
+        with self.reference_runs("timing the reference"):
+            self.timings, self.converged = time_interleaved(sides, self.timer, self.spec.timing,
+                                                            inspect=self.recheck)
+        runner_ticks = self.remote.ticks() - runner_ticks
+        self.remote.end()
+        load = watch.stop(peer_ticks=runner_ticks)
+        # Lower quartiles: a call the machine interrupted only adds time, an altered figure adds it to every call.
+        # Less the spread of the reference's own gaps: what a loaded machine adds by chance.
+        low, high = quartiles(reference_gaps)
+        self.unreported_ms = quartiles(self.remote.gaps_ms)[0] - low - (high - low)
         self.stage_ends("time")
         self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
 
+    def candidate_prepare(self):
+        counter = iter(range(1 << 62))
+
+        def prepare():
+            label = f"timing-candidate-{next(counter)}"
+            return label, [self.seed(label)]
+        return prepare
+
+    def outside_clock(self, side: Side, gaps: list[float]) -> Side:
+        """The reference's side, with the clock the runner's calls get around them (remote.Remote.timer): the
+        timer's whole call, less the timer's own wall time."""
+        def timed(fn, args):
+            start = _clock_ns()
+            sample = self.timer(fn, args)
+            gaps.append((_clock_ns() - start) / 1e6 - sample.wall_ms)
+            return sample
+        return Side(side.prepare, side.call, timed)
+
     # ---- the checks ----
 
-    def run_candidate(self, args: list, what: str, fresh_poison: bool):
-        """One checked call (after fresh poison if asked), the output copied the moment forward returns."""
-        if fresh_poison:
-            poison_free_memory(self.device)
-        with failing_as(f"ModelNew.forward failed ({what})"):
-            out = self.candidate(*args)
-            self.sync()
-        self.guard.verify(f"in forward, {what}")
-        problem_text = output_problem(out)
-        if problem_text:
-            raise EvalFailure("incorrect", f"{what}: {problem_text}")
-        return out, snapshot(out)
+    @contextlib.contextmanager
+    def reference_runs(self, what: str):
+        """A failure of the reference is the problem's (the harness's), but for running out of device memory while
+        the candidate's process holds it."""
+        try:
+            with failing_as(f"problem error: {what} failed", HARNESS_ERROR):
+                yield
+        except EvalFailure as failure:
+            if failure.status == HARNESS_ERROR and "OutOfMemoryError" in str(failure):
+                raise EvalFailure("runtime_error", f"{failure} (with the candidate's process holding the device's "
+                                                   "memory beside it)") from None
+            raise
 
-    def against_reference(self, out, copy, inputs: list, what: str, observe=None):
-        """The copy taken on return must match the reference on `inputs`, and the output must not have
-        changed since; the reference's output is poisoned before it is freed. One value everywhere where the
-        reference varies is wrong, however close the absolute tolerance lets it come."""
-        with failing_as("reference Model failed (problem error)"):
+    def expected(self, inputs: list, observe=None):
+        with self.reference_runs("running the reference"):
             expected = self.reference(*inputs)
             self.sync()
         if observe:
             observe(expected)
-        result = compare(copy, expected, self.atol, self.rtol)
+        return expected
+
+    def against_reference(self, out, expected, what: str):
+        """The candidate's output (as the runner copied it when forward returned) must match the reference. One
+        value everywhere where the reference varies is wrong, however close the absolute tolerance lets it come."""
+        result = compare(out, expected, self.atol, self.rtol)
         if not result.ok:
             raise EvalFailure("incorrect", f"{what}: {result.message}", result)
-        for i, (mine, stats) in enumerate(zip(tensors(copy), self.reference_stats)):
+        for i, (mine, stats) in enumerate(zip(tensors(out), self.reference_stats)):
             if varies(stats) and one_value(mine):
                 where = f"output[{i}]" if len(self.reference_stats) > 1 else "output"
                 raise EvalFailure("incorrect", f"{what}: {where} is {float(mine.reshape(-1)[0]):g} everywhere, "
                                                f"where the reference varies (std {stats.std:.3g}, mean |x| "
                                                f"{stats.mean_abs:.3g}): within atol={self.atol:g} of it only "
                                                "because its values are that small", result)
-        if not identical(out, copy):
-            raise EvalFailure("incorrect", f"{what}: the output changed after forward returned "
-                                           "(work still running in the background)")
-        poison(expected)
         return result
 
     def observe_reference(self, expected) -> None:
@@ -246,15 +256,12 @@ class Evaluation:
 
     def recheck(self, side: str, round_: int, label: str, args: list, out) -> None:
         """Called by the timer after each timed call: the first two candidate outputs, then a secret share."""
-        if side != "candidate" or (round_ >= 2 and self.draw.random() >= RECHECK_SHARE):
+        if side != "candidate" or out is not KEPT or (round_ >= 2 and self.draw.random() >= RECHECK_SHARE):
             return
         what = f"timed call {round_}"
-        problem_text = output_problem(out)
-        if problem_text:
-            raise EvalFailure("incorrect", f"{what}: {problem_text}")
-        copy = snapshot(out)
-        self.guard.verify(f"in forward, {what}")
-        self.against_reference(out, copy, self.inputs(label), f"{what}, on fresh inputs (a cached or stale result?)")
+        expected = self.expected(self.inputs(label))
+        found = self.remote.output(what, expected)
+        self.against_reference(found, expected, f"{what}, on fresh inputs (a cached or stale result?)")
         self.rechecked += 1
 
     # ---- the report ----
@@ -277,52 +284,39 @@ class Evaluation:
                             max_rel_err=self.worst_rel, mismatch_fraction=0.0, atol=self.atol, rtol=self.rtol,
                             message=f"{self.spec.trials} trials and {self.rechecked} timed calls checked")
         return WorkerReport(status="correct", check=check, runtime=self.timings["candidate"],
-                            ref_runtime=self.timings["reference"], converged=self.converged, **self.observed(),
-                            **self.fields)
+                            ref_runtime=self.timings["reference"], converged=self.converged,
+                            unreported_ms=self.unreported_ms, **self.observed(), **self.fields)
 
     def observed(self) -> dict:
         return dict(reference_stats=self.reference_stats, seed_mismatch=self.seed_mismatch, coverage=self.coverage)
 
 
-def clone(inputs: list) -> list:
-    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-
-
-def warm_up(target: str) -> None:
-    """What every evaluation pays before it can start: importing torch and the harness's own modules, (cuda)
-    creating the context, starting the profiler; a warm child pays it while the previous candidate is evaluated."""
-    cuda = target == "cuda" and torch.cuda.is_available()
-    if cuda:
-        for attempt in range(5):
-            try:
-                torch.empty(1, device="cuda")
-                break
-            except RuntimeError:  # the evaluation beside us may hold all free memory for a moment (poison)
-                time.sleep(0.5 * (attempt + 1))
-    coverage.warm_up(cuda)
-    # torch.compile patches nn.Module.__init__ and __setstate__ at its first use (Dynamo's generation tagging):
-    # done now, before the defenses' snapshot, a candidate that calls torch.compile is not one that patches torch.
-    from torch._dynamo.mutation_guard import install_generation_tagging_init
-    install_generation_tagging_init()
+def quartiles(values: list[float]) -> tuple[float, float]:
+    """The lower and upper quartiles."""
+    if len(values) < 2:
+        return values[0], values[0]
+    q = quantiles(values, n=4)
+    return q[0], q[2]
 
 
 def main(argv: list[str]) -> int:
-    """`serve TARGET`: ready the device, then evaluate the one spec that comes through stdin."""
-    warm_up(argv[1])
+    """`serve TARGET FD`: ready the device, then evaluate the one spec that comes through stdin, with the runner on
+    descriptor FD."""
+    ready_device(torch, argv[1])
+    remote = Remote(int(argv[2]), torch.device("cpu"))
     line = sys.stdin.readline().strip()  # the spec comes through the pipe: its seed is in no file
     if not line:  # the parent discarded this spare
         os._exit(0)
     spec = WorkerSpec.model_validate_json(line)
     try:
-        report = eval_main(spec)
+        report = eval_main(spec, remote)
     except EvalFailure as failure:
         report = WorkerReport(status=failure.status, error=str(failure), device_name="", torch_version="")
-    except BaseException as exc:  # raised by harness code, outside every call into the candidate's
+    except BaseException as exc:  # raised by harness code: no candidate code runs in this process
         traceback.print_exc()
         report = WorkerReport(status=HARNESS_ERROR, error=f"harness error: {describe(exc)}", device_name="",
                               torch_version="")
     write_atomic(Path(spec.result_path), report.model_dump_json())
     sys.stdout.flush()
     sys.stderr.flush()
-    # Skip interpreter teardown: a candidate's destructors or threads must not change the verdict now.
     os._exit(0)

@@ -5,7 +5,7 @@ Other processes' share of the cores over an interval (Linux; elsewhere nothing i
     busy    = user + nice + system + irq + softirq + steal ticks of the cores this process may run on
               (/proc/stat cpuN lines; steal is time the hypervisor gave the vCPU to someone else)
     own     = user + system ticks of this process, all its threads (/proc/self/stat)
-    foreign = (busy_end - busy_start) - (own_end - own_start)
+    foreign = (busy_end - busy_start) - (own_end - own_start) - the runner's ticks meanwhile (the judge's peer)
     share   = foreign / (cores x wall seconds x ticks per second)
 
 The parent flags a timing whose share is above eval/cpu_ceiling.CONTENDED_SHARE `contended`: the cores were
@@ -91,6 +91,15 @@ def process_ticks(stat: str) -> int:
     return int(fields[11]) + int(fields[12])
 
 
+def own_ticks() -> int:
+    """This process's ticks so far (0 where /proc cannot tell)."""
+    text = read_text("/proc/self/stat")
+    try:
+        return process_ticks(text) if text else 0
+    except (ValueError, IndexError):
+        return 0
+
+
 def usable_cpus() -> set[int]:
     return set(_affinity(0)) if _affinity else set(range(os.cpu_count() or 1))
 
@@ -109,13 +118,14 @@ def sample(cpus: set[int]) -> Sample | None:
     return Sample(wall, ticks[0], ticks[1], own_ticks) if ticks else None
 
 
-def load_between(start: Sample, end: Sample, cores: int, hz: int = _HZ) -> Load | None:
-    """Other processes' share of `cores` cores between two samples (see the module's docstring)."""
+def load_between(start: Sample, end: Sample, cores: int, hz: int = _HZ, peer: int = 0) -> Load | None:
+    """Other processes' share of `cores` cores between two samples (see the module's docstring); `peer`: ticks of a
+    process that counts as this one (the candidate's runner, beside its judge)."""
     wall = end.wall - start.wall
     capacity = cores * wall * hz
     if capacity <= 0:
         return None
-    foreign = max(0, (end.busy - start.busy) - (end.own - start.own))
+    foreign = max(0, (end.busy - start.busy) - (end.own - start.own) - max(0, peer))
     return Load(foreign=min(1.0, foreign / capacity), steal=min(1.0, max(0, end.steal - start.steal) / capacity),
                 wall_s=wall)
 
@@ -157,11 +167,12 @@ class Watch:
         self.jitter = spin_jitter() if self.cpus else None
         self.start = sample(self.cpus) if self.cpus else None
 
-    def stop(self) -> dict[str, float]:
+    def stop(self, peer_ticks: int = 0) -> dict[str, float]:
+        """`peer_ticks`: what the runner used meanwhile (its own count): neither this process's nor another's."""
         if self.start is None:
             return {}
         end = sample(self.cpus)
-        load = load_between(self.start, end, len(self.cpus)) if end else None
+        load = load_between(self.start, end, len(self.cpus), peer=peer_ticks) if end else None
         figures = {}
         if self.jitter is not None:
             figures["cpu_jitter"] = round(self.jitter, 5)

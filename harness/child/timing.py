@@ -117,10 +117,12 @@ def summarize(samples_ms: list[float], wall_ms: list[float] | None = None) -> Ti
 
 
 class Side(NamedTuple):
-    """One timed function: `prepare()` makes (label, fresh args) outside the timed region."""
+    """One timed function: `prepare()` makes (label, fresh args) outside the timed region; `timer` times it
+    where it is not time_interleaved's own (the candidate's, in its runner process)."""
 
     prepare: Callable[[], tuple[str, list]]
     call: Callable[..., object]
+    timer: Callable[[Callable[..., object], list], Sample] | None = None
 
 
 Inspect = Callable[[str, int, str, list, object], None]  # (side, round, label, args, output)
@@ -134,7 +136,7 @@ def time_interleaved(sides: dict[str, Side], timer: Callable[[Callable[..., obje
     for _ in range(settings.warmup_runs):
         for name in names:
             _, args = sides[name].prepare()
-            timer(sides[name].call, args)
+            (sides[name].timer or timer)(sides[name].call, args)
     events: dict[str, list[float]] = {name: [] for name in names}
     walls: dict[str, list[float]] = {name: [] for name in names}
     started = time.monotonic()
@@ -142,7 +144,7 @@ def time_interleaved(sides: dict[str, Side], timer: Callable[[Callable[..., obje
     while True:
         for name in (names if rounds % 2 == 0 else names[::-1]):  # neither side always goes first
             label, args = sides[name].prepare()
-            sample = timer(sides[name].call, args)
+            sample = (sides[name].timer or timer)(sides[name].call, args)
             events[name].append(sample.event_ms)
             walls[name].append(sample.wall_ms)
             if inspect:

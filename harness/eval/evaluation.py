@@ -102,34 +102,35 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
     try:
         spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
                           dtype=settings.dtype, seed=seed, trials=settings.trials, atol=job.problem.atol,
-                          rtol=job.problem.rtol, timing=settings.timing, result_path=str(child.work / "report.json"))
-        triton_cache.stage_in(settings.cache_dir, build.build_sha256, child.work)  # kernels compiled before
+                          rtol=job.problem.rtol, timing=settings.timing, result_path=str(child.work / "report.json"),
+                          runner_scratch=str(child.runner_work))
+        triton_cache.stage_in(settings.cache_dir, build.build_sha256, child.runner_work)  # kernels compiled before
         contention.before()  # waits (bounded) while another process computes on the GPU
         outcome = child.run(spec.model_dump_json(), settings.eval_timeout_s)
         contention.after()
         if not outcome.timed_out:
-            triton_cache.keep(settings.cache_dir, build.build_sha256, child.work)
-        log = read_log(child.work / "eval.log")
-        report_path = child.work / "report.json"
+            triton_cache.keep(settings.cache_dir, build.build_sha256, child.runner_work)
+        log = read_log(child.runner_work / "eval.log")
         started = CANDIDATE_STARTS in log  # before the candidate's code ran, nothing is the candidate's doing
         if outcome.timed_out:
             return result_for(job, device, settings.dtype, status="timeout" if started else HARNESS_ERROR,
                               build=build,
                               error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
-        if not report_path.is_file():
-            what = "" if started else "harness error: the evaluation "
-            return result_for(job, device, settings.dtype, status="runtime_error" if started else HARNESS_ERROR,
-                              build=build,
-                              error=f"{what}{outcome.describe()} before reporting a result\n{tail(log, 15)}".strip())
-        report = read_report(report_path)
-        if report is None:  # the candidate runs in the process that writes it
-            return result_for(job, device, settings.dtype, status="runtime_error" if started else HARNESS_ERROR,
-                              build=build, error=f"the evaluation child's report is malformed ({outcome.describe()})"
-                                                 f"\n{tail(log, 15)}".strip())
+        report = read_report(child.work / "report.json")
+        if report is None:  # the judge runs no candidate code: its own failure
+            judge_log = read_log(child.work / "eval.log")
+            return result_for(job, device, settings.dtype, status=HARNESS_ERROR, build=build,
+                              error=f"harness error: the evaluation's judge {outcome.describe()} before reporting a "
+                                    f"result\n{tail(judge_log, 15)}".strip())
+        if report.status in ("runtime_error", HARNESS_ERROR) and child.runner_outcome():
+            report = report.model_copy(update={"error": f"{report.error}\n{child.runner_outcome()}\n"
+                                                        f"{tail(log, 15)}".strip()})
     finally:
         child.discard()
     return verdict(job, build, device, settings, report, baseline, peaks, rebaseline,
-                   stages={**report.stages, "eval": outcome.duration_s, **contention.stages},
+                   stages={**report.stages, "eval": outcome.duration_s, **contention.stages,
+                           **({"unreported_ms": round(report.unreported_ms, 4)} if report.unreported_ms is not None
+                              else {})},
                    contention_flags=contention.flags)
 
 
@@ -216,16 +217,30 @@ def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings)
 
 
 class ReadyChild:
-    """An evaluation child started ahead of need, with a work directory of its own (process.EvalChild)."""
+    """An evaluation's judge and runner started ahead of need (process.EvalChild), each with a work directory of
+    its own: the runner's inside the judge's, which the runner cannot write."""
 
     def __init__(self, device: DeviceInfo, settings: Settings):
         self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
+        self.runner_work = self.work / "runner"
+        self.runner_work.mkdir()
         sandbox = confinement(settings)
-        self.child = EvalChild(device.target, eval_env(device, self.work), self.work,
-                               policy=sandbox and sandbox.policy(self.work, gpu=device.target == "cuda"))
+        gpu = device.target == "cuda"
+        self.child = EvalChild(device.target,
+                               judge=(eval_env(device, self.work), self.work,
+                                      sandbox and sandbox.policy(self.work, gpu=gpu)),
+                               runner=(eval_env(device, self.runner_work), self.runner_work,
+                                       sandbox and sandbox.policy(self.runner_work, gpu=gpu)))
 
     def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
         return self.child.run(spec_json, timeout_s)
+
+    def runner_outcome(self) -> str:
+        """How the runner ended, where it did not end by itself (a signal, a status other than 0), or ''."""
+        code = self.child.runner_code
+        if code is None or code == 0:
+            return ""
+        return "the candidate's process: " + ChildOutcome(code, False, 0.0).describe().removeprefix("child process ")
 
     def discard(self) -> None:
         self.child.discard()

@@ -11,6 +11,8 @@
   contended            other processes used the device while it was timed: the cores (the child's cpu_foreign
                        share above cpu_ceiling.CONTENDED_SHARE; child/observe.py) or the GPU (gpu_load.py)
   hidden_work          (cuda) the wall clock saw work the CUDA events did not
+  timing_disputed      the judge's clock around the candidate's timed calls saw more than its runner reported, by
+                       more than the same clock saw around the reference's (the runner's figures were altered)
 
 These flags exclude a result from fast_p, the geometric mean and "best" (types.EXCLUDING_FLAGS);
 noisy_timing (the timing stopped at its budget before it converged) only informs.
@@ -58,8 +60,9 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
 
 
 def measurement_flags(report: WorkerReport, device: DeviceInfo) -> list[str]:
-    """What the child's own figures say about its timing: hidden_work, noisy_timing, contended (cores)."""
+    """What the judge's figures say about the timing: hidden_work, timing_disputed, noisy_timing, contended (cores)."""
     flags = hidden_work(report.runtime, report.ref_runtime) if device.target == "cuda" else []
+    flags += timing_disputed(report, device.target)
     if not report.converged:
         flags.append("noisy_timing")
     if report.stages.get("cpu_foreign", 0.0) > CONTENDED_SHARE:
@@ -83,3 +86,18 @@ def hidden_work(candidate, reference) -> list[str]:
         return []  # a timer without a wall clock beside it (the cpu's)
     extra = (candidate.wall_median_ms - candidate.median_ms) - (reference.wall_median_ms - reference.median_ms)
     return ["hidden_work"] if extra > max(HIDDEN_MIN_MS, HIDDEN_SHARE * candidate.median_ms) else []
+
+
+DISPUTE_MIN_MS = {"cpu": 0.5, "cuda": 0.1}  # input making on loaded cores is noisier than on a GPU
+DISPUTE_SHARE = 0.15
+
+
+def timing_disputed(report: WorkerReport, target: str) -> list[str]:
+    """Flag a runner whose reported wall time per call is short of what the judge's clock saw around the call, beyond
+    what input making and the round trip explain (the same clock around the reference's calls): by at least
+    DISPUTE_MIN_MS and 15% of the candidate's reported wall time. (A runner that shortens only its event times is
+    hidden_work on the GPU; on the CPU the judge refuses event times that differ from the wall times.)"""
+    if report.unreported_ms is None or report.runtime is None:
+        return []
+    wall = report.runtime.wall_median_ms or report.runtime.median_ms
+    return ["timing_disputed"] if report.unreported_ms > max(DISPUTE_MIN_MS[target], DISPUTE_SHARE * wall) else []
