@@ -7,17 +7,23 @@ in one anonymous file (memfd) whose descriptor rides along (SCM_RIGHTS), describ
   {"tuple": [...]} / {"list": [...]}              a plain tuple or list
   {"other": "module.Type"}                        anything else (compared as a mismatch)
 
-The judge trusts nothing it receives: a packet over LIMIT, bad JSON, a descriptor that is not a regular file,
-sizes that disagree, a tree deeper than DEPTH: each is a ChannelError, which the judge makes the candidate's
-failure. Bytes are read with pread into the judge's own memory (no mapping the runner could shrink under it), and
-only for tensors whose shape and dtype match what the judge expects: a runner cannot make the judge allocate more
-than the reference's own outputs.
+The file is the runner's one outbox, made once (and again only when an output outgrows it), sealed against shrinking
+and growing, and mapped by both sides: an output crosses as one copy into the mapping in the runner (from the GPU,
+a device-to-host copy) and one copy out of it in the judge. The mappings are not pinned (a failed cudaHostRegister
+would leave an error for the next kernel launch to raise): on the GPU both copies go at pageable speed.
+
+The judge trusts nothing it receives: a packet over LIMIT, bad JSON, a descriptor that is not a sealed memfd, sizes
+that disagree, a tree deeper than DEPTH: each is a ChannelError, which the judge makes the candidate's failure. It
+copies a tensor's bytes out of the shared file at once, and only for tensors whose shape and dtype match what the
+judge expects: a runner cannot make the judge allocate more than the reference's own outputs.
 """
 
 from __future__ import annotations
 
 import array
+import fcntl
 import json
+import mmap
 import os
 import socket
 import stat
@@ -26,7 +32,9 @@ import torch
 
 LIMIT = 1 << 16          # bytes of JSON in one packet
 DEPTH = 8                # nesting of an output's tuples and lists
-CHUNK = 1 << 30          # bytes per pread/pwrite call
+ALIGN = 64               # each tensor's offset in the file
+GROW = 64 << 20          # an outbox is made in steps of this many bytes
+SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 DTYPES = {str(d).removeprefix("torch."): d for d in (
     torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
     torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)}
@@ -44,6 +52,8 @@ class Channel:
     def __init__(self, fd: int):
         os.set_inheritable(fd, False)  # a process the candidate starts must not keep the channel open after it
         self.sock = socket.socket(fileno=fd)
+        self.outbox: Shared | None = None  # the runner's file for its outputs
+        self.inbox: Shared | None = None   # the judge's mapping of it
 
     def send(self, message: dict, value: object = None) -> None:
         """`message`, and `value` (an output: tensors, numbers, tuples, lists) as message["value"]."""
@@ -52,7 +62,7 @@ class Channel:
             tensors: list[torch.Tensor] = []
             message = {**message, "value": _encode(value, tensors)}
             if tensors:
-                fds.append(_write_tensors(tensors, message["value"]))
+                fds.append(self._write_tensors(tensors, message["value"]))
         data = json.dumps(message).encode()
         if len(data) > LIMIT:
             raise ChannelError(f"message of {len(data)} bytes, over the limit of {LIMIT}")
@@ -60,9 +70,6 @@ class Channel:
             self.sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else [])
         except OSError as exc:
             raise ChannelClosed(f"the other side is gone ({exc.strerror})") from None
-        finally:
-            for fd in fds:
-                os.close(fd)
 
     def receive(self) -> tuple[dict, int | None]:
         """The next message and the descriptor that came with it (the caller closes it), or ChannelError."""
@@ -89,6 +96,67 @@ class Channel:
             raise
         return message, (fds[0] if fds else None)
 
+    def _write_tensors(self, tensors: list[torch.Tensor], tree: dict) -> int:
+        """The tensors' bytes into the outbox (made or outgrown: a new one), their places into `tree`; its fd."""
+        places, end = [], 0
+        for t in tensors:
+            places.append(end)
+            end += -(-t.numel() * t.element_size() // ALIGN) * ALIGN
+        if self.outbox is None or self.outbox.size < end:
+            self.outbox = Shared.create(max(end, 1))
+        for t, node, offset in zip(tensors, _tensor_nodes(tree), places, strict=True):
+            nbytes = t.numel() * t.element_size()
+            node[3], node[4] = offset, nbytes
+            if nbytes:
+                self.outbox.bytes[offset:offset + nbytes].copy_(t.detach().contiguous().reshape(-1).view(torch.uint8))
+        return self.outbox.fd
+
+    def decode(self, tree: object, fd: int | None, expected: object, device: torch.device) -> object:
+        """The runner's output as the judge compares it: a tensor whose dtype and shape match the expected one at
+        its place is copied out of the shared file (onto `device` when the runner's was on that device type); any
+        other claimed tensor becomes an empty `meta` tensor of the claimed dtype and shape, which the comparison
+        reports as wrong. Closes `fd`."""
+        if fd is not None:
+            try:
+                self.inbox = Shared.receive(fd, self.inbox)
+            finally:
+                os.close(fd)
+        return _decode(tree, self.inbox if fd is not None else None, expected, device, 0)
+
+
+class Shared:
+    """A memfd mapped shared."""
+
+    def __init__(self, fd: int, size: int, key: tuple[int, int]):
+        self.fd, self.size, self.key = fd, size, key
+        self.map = mmap.mmap(fd, size)
+        self.bytes = torch.frombuffer(self.map, dtype=torch.uint8)
+
+    @classmethod
+    def create(cls, size: int) -> Shared:
+        fd = os.memfd_create("outputs", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        size = -(-size // GROW) * GROW
+        os.ftruncate(fd, size)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+        info = os.fstat(fd)
+        return cls(fd, size, (info.st_dev, info.st_ino))
+
+    @classmethod
+    def receive(cls, fd: int, known: Shared | None) -> Shared:
+        """The file behind a received descriptor: `known` if it is the same one, else a new mapping of it, once it
+        is proven a memfd that cannot shrink (reading a mapping past a file's end would kill the judge)."""
+        info = os.fstat(fd)
+        key = (info.st_dev, info.st_ino)
+        if known is not None and known.key == key:
+            return known
+        try:
+            sealed = stat.S_ISREG(info.st_mode) and fcntl.fcntl(fd, fcntl.F_GET_SEALS) & SEALS == SEALS
+        except OSError:
+            sealed = False
+        if not sealed or info.st_size <= 0:
+            raise ChannelError("the outputs' descriptor is not a sealed memfd")
+        return cls(os.dup(fd), info.st_size, key)
+
 
 # ---- the runner's side: an output into a file ----
 
@@ -103,21 +171,6 @@ def _encode(value: object, tensors: list, depth: int = 0) -> dict:
     return {"other": f"{type(value).__module__}.{type(value).__qualname__}"}
 
 
-def _write_tensors(tensors: list[torch.Tensor], tree: dict) -> int:
-    fd = os.memfd_create("outputs", os.MFD_CLOEXEC)
-    offset = 0
-    for t, node in zip(tensors, _tensor_nodes(tree), strict=True):
-        data = t.detach().contiguous().reshape(-1).view(torch.uint8).cpu().numpy()
-        node[3], node[4] = offset, data.nbytes
-        view = memoryview(data).cast("B")
-        for start in range(0, data.nbytes, CHUNK):
-            written = os.pwrite(fd, view[start:start + CHUNK], offset + start)
-            if written != len(view[start:start + CHUNK]):
-                raise OSError(f"short write to the output file ({written} bytes)")
-        offset += data.nbytes
-    return fd
-
-
 def _tensor_nodes(tree: dict):
     if "t" in tree:
         yield tree["t"]
@@ -128,20 +181,7 @@ def _tensor_nodes(tree: dict):
 
 # ---- the judge's side: an output out of a file, against what is expected ----
 
-def decode(tree: object, fd: int | None, expected: object, device: torch.device) -> object:
-    """The runner's output as the judge compares it: a tensor whose dtype and shape match the expected one at its
-    place is read (onto `device` when the runner's was on that device type); any other claimed tensor becomes an
-    empty `meta` tensor of the claimed dtype and shape, which the comparison reports as wrong."""
-    size = 0
-    if fd is not None:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ChannelError("the outputs' descriptor is not a file")
-        size = info.st_size
-    return _decode(tree, fd, size, expected, device, 0)
-
-
-def _decode(node: object, fd: int | None, size: int, expected: object, device: torch.device, depth: int) -> object:
+def _decode(node: object, shared: Shared | None, expected: object, device: torch.device, depth: int) -> object:
     if not isinstance(node, dict) or len(node) != 1 or depth > DEPTH:
         raise ChannelError("a malformed output")
     (kind, body), = node.items()
@@ -149,12 +189,12 @@ def _decode(node: object, fd: int | None, size: int, expected: object, device: t
         return body
     if kind in ("tuple", "list") and isinstance(body, list):
         items = expected if isinstance(expected, (tuple, list)) and len(expected) == len(body) else [None] * len(body)
-        decoded = [_decode(b, fd, size, e, device, depth + 1) for b, e in zip(body, items, strict=True)]
+        decoded = [_decode(b, shared, e, device, depth + 1) for b, e in zip(body, items, strict=True)]
         return tuple(decoded) if kind == "tuple" else decoded
     if kind == "other" and isinstance(body, str):
         return _Other(body[:200])
     if kind == "t":
-        return _tensor(body, fd, size, expected, device)
+        return _tensor(body, shared, expected, device)
     raise ChannelError("a malformed output")
 
 
@@ -168,7 +208,7 @@ class _Other:
         return f"<{self.name}>"
 
 
-def _tensor(body: object, fd: int | None, size: int, expected: object, device: torch.device) -> torch.Tensor:
+def _tensor(body: object, shared: Shared | None, expected: object, device: torch.device) -> torch.Tensor:
     try:
         dtype_name, shape, device_type, offset, nbytes = body
         dtype = DTYPES[dtype_name]
@@ -181,13 +221,10 @@ def _tensor(body: object, fd: int | None, size: int, expected: object, device: t
             return torch.empty(shape, dtype=dtype, device="meta")  # no memory: its shape and dtype to compare
         except RuntimeError:
             raise ChannelError("a tensor of an impossible shape in the output") from None
-    if fd is None or nbytes != expected.numel() * expected.element_size() or offset + nbytes > size:
+    if nbytes != expected.numel() * expected.element_size() or (nbytes and (
+            shared is None or offset + nbytes > shared.size or offset % ALIGN)):
         raise ChannelError("a tensor whose bytes are not in the outputs' file")
-    data = torch.empty(nbytes, dtype=torch.uint8)
-    view = memoryview(data.numpy()).cast("B")
-    for start in range(0, nbytes, CHUNK):
-        part = view[start:start + CHUNK]
-        if os.preadv(fd, [part], offset + start) != len(part):
-            raise ChannelError("the outputs' file ended early")
-    tensor = data.view(dtype).reshape(shape)
-    return tensor.to(device) if device_type == device.type else tensor
+    if not nbytes:
+        return torch.empty(shape, dtype=dtype, device=device if device_type == device.type else "cpu")
+    data = shared.bytes[offset:offset + nbytes].view(dtype).reshape(shape)
+    return data.to(device) if device_type == device.type and device.type != "cpu" else data.clone()

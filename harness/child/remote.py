@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from harness.child.channel import Channel, ChannelClosed, ChannelError, decode
+from harness.child.channel import Channel, ChannelClosed, ChannelError
 from harness.child.common import EvalFailure
 from harness.child.timing import Sample
 from harness.types import HARNESS_ERROR, Coverage
@@ -99,12 +99,12 @@ class Remote:
         try:
             if "value" not in reply:
                 raise EvalFailure("runtime_error", f"the candidate's process sent no output ({what})")
-            return decode(reply["value"], fd, expected, self.device)
+            return self.channel.decode(reply["value"], fd, expected, self.device)
         except ChannelError as exc:
             raise EvalFailure("runtime_error", f"the candidate's process sent a malformed output ({what}): {exc}") \
                 from None
         finally:
-            if fd is not None:
+            if fd is not None and "value" not in reply:
                 os.close(fd)
 
     def call(self, seed: int, poison: bool, what: str, expected: object) -> object:

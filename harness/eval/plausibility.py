@@ -88,7 +88,7 @@ def hidden_work(candidate, reference) -> list[str]:
     return ["hidden_work"] if extra > max(HIDDEN_MIN_MS, HIDDEN_SHARE * candidate.median_ms) else []
 
 
-DISPUTE_MIN_MS = {"cpu": 0.5, "cuda": 0.1}  # input making on loaded cores is noisier than on a GPU
+DISPUTE_MIN_MS = {"cpu": 0.5, "cuda": 0.2}  # input making on loaded cores is noisier than on a GPU
 DISPUTE_SHARE = 0.15
 
 

@@ -5,7 +5,7 @@ import socket
 import pytest
 import torch
 
-from harness.child.channel import Channel, ChannelClosed, ChannelError, decode
+from harness.child.channel import Channel, ChannelClosed, ChannelError
 from harness.eval.plausibility import timing_disputed
 from harness.protocol import WorkerReport
 from harness.types import Timing
@@ -22,11 +22,7 @@ def pair():
 
 def received(judge: Channel, expected):
     message, fd = judge.receive()
-    try:
-        return decode(message["value"], fd, expected, torch.device("cpu"))
-    finally:
-        if fd is not None:
-            os.close(fd)
+    return judge.decode(message["value"], fd, expected, torch.device("cpu"))
 
 
 def test_an_output_crosses_bytes_and_all(pair):
@@ -61,18 +57,26 @@ def test_malformed_messages_are_refused(pair):
         judge.receive()
 
 
-def test_bytes_the_file_does_not_hold_are_refused(pair):
+def test_the_file_is_reused_and_must_be_a_sealed_memfd(pair):
     judge, runner = pair
-    fd = os.memfd_create("short")
-    os.ftruncate(fd, 8)
+    for n in (4, 8):
+        runner.send({"event": "called"}, value=torch.full((n,), float(n)))
+        assert torch.equal(received(judge, torch.zeros(n)), torch.full((n,), float(n)))
+    assert judge.inbox is not None and judge.inbox.key == runner.outbox.key  # one file, mapped once
     tree = {"t": ["float32", [4], "cpu", 0, 16]}
-    with pytest.raises(ChannelError, match="not in the outputs' file"):
-        decode(tree, fd, torch.zeros(4), torch.device("cpu"))
+    unsealed = os.memfd_create("unsealed")
+    os.ftruncate(unsealed, 64)
+    with pytest.raises(ChannelError, match="not a sealed memfd"):
+        judge.decode(tree, unsealed, torch.zeros(4), torch.device("cpu"))
     r, w = os.pipe()
-    with pytest.raises(ChannelError, match="not a file"):
-        decode(tree, r, torch.zeros(4), torch.device("cpu"))
-    for f in (fd, r, w):
-        os.close(f)
+    with pytest.raises(ChannelError, match="not a sealed memfd"):
+        judge.decode(tree, r, torch.zeros(4), torch.device("cpu"))
+    os.close(w)
+    runner.send({"event": "called"}, value=torch.zeros(4))
+    message, fd = judge.receive()
+    message["value"]["t"][3] = runner.outbox.size  # bytes past the file's end
+    with pytest.raises(ChannelError, match="not in the outputs' file"):
+        judge.decode(message["value"], fd, torch.zeros(4), torch.device("cpu"))
 
 
 def test_a_runner_that_went_away_is_told_apart(pair):
@@ -93,5 +97,6 @@ def test_timing_is_disputed_beyond_the_judge_s_margin():
     assert timing_disputed(report(0.2, 1.0), "cpu") == []
     assert timing_disputed(report(0.6, 1.0), "cpu") == ["timing_disputed"]
     assert timing_disputed(report(0.6, 10.0), "cpu") == []  # under 15 % of its time
-    assert timing_disputed(report(0.2, 0.5), "cuda") == ["timing_disputed"]
+    assert timing_disputed(report(0.25, 0.5), "cuda") == ["timing_disputed"]
+    assert timing_disputed(report(0.15, 0.5), "cuda") == []
     assert timing_disputed(report(None, 1.0), "cuda") == []
