@@ -43,8 +43,17 @@ class Remote:
         self.jit_seconds: dict[str, float] = {}
         self.ended = False     # the runner was told it is done (and may be gone)
 
-    def ask(self, message: dict | None, what: str) -> tuple[dict, int | None]:
-        """Send `message` (None: only wait) and return the reply; the runner's failure as an EvalFailure."""
+    def ask(self, message: dict | None, what: str) -> dict:
+        """Send `message` (None: only wait) and return the reply; a descriptor sent with it is closed (only an
+        output's file is read, through exchange())."""
+        reply, fd = self.exchange(message, what)
+        if fd is not None:
+            os.close(fd)
+        return reply
+
+    def exchange(self, message: dict | None, what: str) -> tuple[dict, int | None]:
+        """Send `message` (None: only wait) and return the reply and the descriptor that came with it (the caller
+        closes it); the runner's failure as an EvalFailure."""
         try:
             if message is not None:
                 self.channel.send(message)
@@ -78,10 +87,7 @@ class Remote:
         self.expect_reply(None, event, what)
 
     def expect_reply(self, message: dict | None, event: str, what: str) -> None:
-        reply, fd = self.ask(message, what)
-        if fd is not None:
-            os.close(fd)
-        if reply.get("event") != event:
+        if self.ask(message, what).get("event") != event:
             raise EvalFailure("runtime_error", f"the candidate's process answered out of turn {what}")
 
     # ---- requests ----
@@ -95,7 +101,7 @@ class Remote:
         self.expect("constructed", "while ModelNew was constructed")
 
     def value(self, message: dict, what: str, expected: object) -> object:
-        reply, fd = self.ask(message, f"({what})")
+        reply, fd = self.exchange(message, f"({what})")
         try:
             if "value" not in reply:
                 raise EvalFailure("runtime_error", f"the candidate's process sent no output ({what})")
@@ -113,11 +119,11 @@ class Remote:
 
     def settled(self, what: str) -> bool:
         """Whether the last checked output is unchanged since forward returned."""
-        reply, _ = self.ask({"op": "settled"}, f"({what})")
+        reply = self.ask({"op": "settled"}, f"({what})")
         return reply.get("changed") is False
 
     def profile(self, seed: int) -> Coverage:
-        reply, _ = self.ask({"op": "profile", "seed": seed}, "(the profiled call)")
+        reply = self.ask({"op": "profile", "seed": seed}, "(the profiled call)")
         try:
             return Coverage.model_validate(reply.get("coverage"))
         except ValueError:
@@ -129,7 +135,7 @@ class Remote:
         reply."""
         self.expect_reply({"op": "time", "seed": args[0]}, "armed", "(while timing)")
         start = _clock()
-        reply, _ = self.ask({"op": "go"}, "(while timing)")
+        reply = self.ask({"op": "go"}, "(while timing)")
         outside_ms = (_clock() - start) / 1e6
         event_ms, wall_ms = reply.get("event_ms"), reply.get("wall_ms")
         if not all(type(x) is float and math.isfinite(x) and 0 <= x for x in (event_ms, wall_ms)) or \
@@ -142,7 +148,7 @@ class Remote:
         return self.value({"op": "output", "what": what}, what, expected)
 
     def ticks(self) -> int:
-        reply, _ = self.ask({"op": "ticks"}, "(ticks)")
+        reply = self.ask({"op": "ticks"}, "(ticks)")
         ticks = reply.get("ticks")
         return ticks if type(ticks) is int and ticks >= 0 else 0
 
@@ -151,7 +157,7 @@ class Remote:
         if self.ended:
             return self.jit_seconds
         try:
-            reply, _ = self.ask({"op": "jit"}, "(jit)")
+            reply = self.ask({"op": "jit"}, "(jit)")
         except EvalFailure:
             return self.jit_seconds
         seconds = reply.get("seconds")
