@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.child.coverage import measure
+from harness.child.coverage import measure, median_by_share
 from harness.types import Coverage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +43,16 @@ def test_pytorch_called_from_inside_the_candidates_function_is_pytorchs_work():
     coverage, _ = measure(lambda: torch._C._nn.gelu(X), frozenset({"torch._C._nn"}), cuda=False)
     assert coverage.calls == 1 and coverage.share is not None and coverage.share < 0.5
     assert coverage.top[0].name == "aten::gelu" and coverage.top[0].owner == "pytorch"
+
+
+def test_the_median_call_by_share_counts_not_an_interrupted_one():
+    def call(share):
+        return Coverage(share=share, candidate_ms=share or 0.0, pytorch_ms=1.0, calls=1)
+    # one call interrupted inside the candidate's range (0.9), one inside PyTorch's (0.1): neither is the verdict
+    shares = [0.3, 0.9, 0.28, 0.1, 0.31]
+    assert median_by_share([call(s) for s in shares]).share == 0.3
+    assert median_by_share([call(None), call(0.2), call(0.4)]).share == 0.2
+    assert median_by_share([call(0.7)]).share == 0.7
 
 
 def test_nothing_measurable_has_no_share():
