@@ -124,7 +124,8 @@ KINDS = {"torch-for-show", "aliased-entry", "try-except-fallback", "reference-mo
 # returning uninitialised memory is a GPU trick; hiding work after return is a thread on the CPU, a stream on the GPU.
 # Triton answers run on the cpu target in Triton's interpreter: its decoy and its output cache are caught there.
 TARGET_KINDS = {"cpu": KINDS | {"background-thread", "triton-decoy", "triton-output-cache"},
-                "cuda": KINDS | {"freed-output", "side-stream", "torch-compile", "triton-autotune-hook"}}
+                "cuda": KINDS | {"freed-output", "side-stream", "side-stream-cxx", "torch-compile",
+                                 "triton-autotune-hook"}}
 
 
 def corpus_tests(target: str) -> dict:
