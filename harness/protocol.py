@@ -66,6 +66,10 @@ class WorkerReport(Frozen):
                                         "timed calls beyond the wall time its runner reported, less the same for "
                                         "the reference's calls and their spread; lower quartiles (the parent flags "
                                         "timing_disputed)")
+    deferred_ms: float | None = Field(default=None, description="The least time, over the timed calls whose "
+                                      "outputs were checked, that handing the output over took beyond a plain "
+                                      "copy of it: work left until the output was read (the parent flags "
+                                      "hidden_work)")
 
 
 class WorkerSpec(Frozen):

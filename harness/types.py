@@ -31,9 +31,8 @@ VERDICTS: tuple[Status, ...] = tuple(s for s in STATUSES if s != HARNESS_ERROR)
 
 BuildStatus = Literal["ok", "compile_error", "timeout", "harness_error"]
 
-# Flags that say a correct result's speed cannot be trusted (contended: another process used the device
-# while it was timed): such a result never counts in fast_p, the
-# geometric mean or "best" (see harness/eval/plausibility.py). Other flags (noisy_timing, torch_ops) inform.
+# Flags that say a correct result's speed cannot be trusted (contended: another process used the device while it was
+# timed): never counted in fast_p, the geometric mean or "best" (harness/eval/plausibility.py); others only inform.
 EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work",
                              "timing_disputed", "contended", "uninformative_problem", "low_coverage", "interpreted"})
 # The problem's reference output cannot tell a right answer from a wrong one at its tolerance (problems/gate.py's
@@ -46,14 +45,15 @@ def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 11  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
-# 4: harness_error, contention checks, the cpu speed of light as a true upper bound; 5: every evaluation checks
-# that the reference output is informative, and one value everywhere where the reference varies is incorrect;
-# 6: one more call, profiled, for the candidate's coverage; 7: coverage decides (no_kernel_ran, low_coverage), and the
-# seed check samples scattered positions; 8: on the GPU the stream is held before each timed call, so the host's
-# launch gap is not timed; 9: coverage counts kernels launched by neither PyTorch's operators nor the candidate
-# (torch.compile's) as not the candidate's; 10: the candidate runs in a process of its own (the runner), checked,
-# timed against and reported on by a judge process no candidate code runs in; 11: cpu coverage: median of 5 calls
+PROTOCOL_VERSION = 12  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses;
+# 4: harness_error, contention checks, the cpu speed of light as a true upper bound; 5: every evaluation checks that
+# the reference output is informative, and one value everywhere where the reference varies is incorrect; 6: one more
+# call, profiled, for the candidate's coverage; 7: coverage decides (no_kernel_ran, low_coverage), and the seed check
+# samples scattered positions; 8: on the GPU the stream is held before each timed call, so the host's launch gap is
+# not timed; 9: coverage counts kernels launched by neither PyTorch's operators nor the candidate (torch.compile's)
+# as not the candidate's; 10: the candidate runs in a process of its own (the runner), checked, timed against and
+# reported on by a judge process no candidate code runs in; 11: cpu coverage: median of 5 calls; 12: an output that
+# takes longer to hand over than a copy of it is hidden_work
 
 
 class Frozen(BaseModel):

@@ -98,6 +98,8 @@ class Evaluation:
         self.seed_mismatch: tuple[float, ...] | None = None
         self.coverage = None
         self.unreported_ms: float | None = None
+        self.deferred: list[float] = []  # per checked timed call: its output's handover beyond a plain copy (ms)
+        self.copy_buffer: torch.Tensor | None = None
         # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
             self.problem = import_problem(spec.problem_path)
@@ -260,9 +262,24 @@ class Evaluation:
             return
         what = f"timed call {round_}"
         expected = self.expected(self.inputs(label))
-        found = self.remote.output(what, expected)
+        found, handover_ms = self.remote.output(what, expected)
+        self.deferred.append(handover_ms - self.copy_ms(expected))
         self.against_reference(found, expected, f"{what}, on fresh inputs (a cached or stale result?)")
         self.rechecked += 1
+
+    def copy_ms(self, expected) -> float:
+        """What handing an output like `expected` over costs when its work is done: one copy of its bytes into
+        host memory (the runner's copy into the shared file), timed here."""
+        parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in tensors(expected) if t.numel()]
+        size = sum(p.numel() for p in parts)
+        if self.copy_buffer is None or self.copy_buffer.numel() < size:
+            self.copy_buffer = torch.ones(size, dtype=torch.uint8)  # written once: its pages are in place
+        start, offset = _clock_ns(), 0
+        for part in parts:
+            self.copy_buffer[offset:offset + part.numel()].copy_(part)
+            offset += part.numel()
+        self.sync()
+        return (_clock_ns() - start) / 1e6
 
     # ---- the report ----
 
@@ -285,7 +302,8 @@ class Evaluation:
                             message=f"{self.spec.trials} trials and {self.rechecked} timed calls checked")
         return WorkerReport(status="correct", check=check, runtime=self.timings["candidate"],
                             ref_runtime=self.timings["reference"], converged=self.converged,
-                            unreported_ms=self.unreported_ms, **self.observed(), **self.fields)
+                            unreported_ms=self.unreported_ms, deferred_ms=min(self.deferred, default=None),
+                            **self.observed(), **self.fields)
 
     def observed(self) -> dict:
         return dict(reference_stats=self.reference_stats, seed_mismatch=self.seed_mismatch, coverage=self.coverage)

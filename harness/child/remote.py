@@ -102,6 +102,9 @@ class Remote:
 
     def value(self, message: dict, what: str, expected: object) -> object:
         reply, fd = self.exchange(message, f"({what})")
+        return self.decoded(reply, fd, what, expected)
+
+    def decoded(self, reply: dict, fd: int | None, what: str, expected: object) -> object:
         try:
             if "value" not in reply:
                 raise EvalFailure("runtime_error", f"the candidate's process sent no output ({what})")
@@ -144,8 +147,16 @@ class Remote:
         self.gaps_ms.append(outside_ms - wall_ms)
         return Sample(event_ms, wall_ms, KEPT)
 
-    def output(self, what: str, expected: object) -> object:
-        return self.value({"op": "output", "what": what}, what, expected)
+    def output(self, what: str, expected: object) -> tuple[object, float]:
+        """The kept output of the last timed call, and the milliseconds from asking to its arrival (before the
+        judge reads it): an output whose work was left until it was read takes that work's time to arrive."""
+        reply, fd, handover_ms = self.timed_exchange({"op": "output", "what": what}, f"({what})")
+        return self.decoded(reply, fd, what, expected), handover_ms
+
+    def timed_exchange(self, message: dict, what: str) -> tuple[dict, int | None, float]:
+        start = _clock()
+        reply, fd = self.exchange(message, what)
+        return reply, fd, (_clock() - start) / 1e6
 
     def ticks(self) -> int:
         reply = self.ask({"op": "ticks"}, "(ticks)")

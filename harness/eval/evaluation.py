@@ -129,8 +129,9 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
         child.discard()
     return verdict(job, build, device, settings, report, baseline, peaks, rebaseline,
                    stages={**report.stages, "eval": outcome.duration_s, **contention.stages,
-                           **({"unreported_ms": round(report.unreported_ms, 4)} if report.unreported_ms is not None
-                              else {})},
+                           **{name: round(ms, 4) for name, ms in (("unreported_ms", report.unreported_ms),
+                                                                   ("deferred_ms", report.deferred_ms))
+                              if ms is not None}},
                    contention_flags=contention.flags)
 
 

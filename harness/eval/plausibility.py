@@ -10,7 +10,9 @@
                        evaluation (evaluation.py) is done again, in a new child, and keeps the second verdict)
   contended            other processes used the device while it was timed: the cores (the child's cpu_foreign
                        share above cpu_ceiling.CONTENDED_SHARE; child/observe.py) or the GPU (gpu_load.py)
-  hidden_work          (cuda) the wall clock saw work the CUDA events did not
+  hidden_work          work the timer did not see: (cuda) the wall clock saw work the CUDA events did not; (both)
+                       a timed call's output took longer to hand over than copying it costs (its work was left
+                       until it was read)
   timing_disputed      the judge's clock around the candidate's timed calls saw more than its runner reported, by
                        more than the same clock saw around the reference's (the runner's figures were altered)
 
@@ -62,6 +64,7 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
 def measurement_flags(report: WorkerReport, device: DeviceInfo) -> list[str]:
     """What the judge's figures say about the timing: hidden_work, timing_disputed, noisy_timing, contended (cores)."""
     flags = hidden_work(report.runtime, report.ref_runtime) if device.target == "cuda" else []
+    flags += [] if flags else deferred_work(report, device.target)
     flags += timing_disputed(report, device.target)
     if not report.converged:
         flags.append("noisy_timing")
@@ -86,6 +89,20 @@ def hidden_work(candidate, reference) -> list[str]:
         return []  # a timer without a wall clock beside it (the cpu's)
     extra = (candidate.wall_median_ms - candidate.median_ms) - (reference.wall_median_ms - reference.median_ms)
     return ["hidden_work"] if extra > max(HIDDEN_MIN_MS, HIDDEN_SHARE * candidate.median_ms) else []
+
+
+DEFER_MIN_MS = {"cpu": 1.0, "cuda": 0.5}  # an honest handover's extra: the runner's checks and the round trip
+DEFER_SHARE = 0.25
+
+
+def deferred_work(report: WorkerReport, target: str) -> list[str]:
+    """Flag outputs that were still being made when the judge read them: on every checked timed call, handing the
+    output over took longer than a plain copy of it by at least DEFER_MIN_MS and a quarter of the candidate's
+    reported time (the least of those calls: an interruption only adds to one)."""
+    if report.deferred_ms is None or report.runtime is None:
+        return []
+    wall = report.runtime.wall_median_ms or report.runtime.median_ms
+    return ["hidden_work"] if report.deferred_ms > max(DEFER_MIN_MS[target], DEFER_SHARE * wall) else []
 
 
 DISPUTE_MIN_MS = {"cpu": 0.5, "cuda": 0.2}  # input making on loaded cores is noisier than on a GPU

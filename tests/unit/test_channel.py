@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from harness.child.channel import Channel, ChannelClosed, ChannelError
-from harness.eval.plausibility import timing_disputed
+from harness.eval.plausibility import deferred_work, measurement_flags, timing_disputed
 from harness.protocol import WorkerReport
-from harness.types import Timing
+from harness.types import DeviceInfo, Timing
 
 
 @pytest.fixture()
@@ -86,11 +86,11 @@ def test_a_runner_that_went_away_is_told_apart(pair):
         judge.receive()
 
 
-def report(unreported_ms, wall_ms):
+def report(unreported_ms, wall_ms, deferred_ms=None):
     timing = Timing(median_ms=wall_ms, mean_ms=wall_ms, std_ms=0.0, min_ms=wall_ms, n=10, rse=0.0,
                     wall_median_ms=wall_ms)
     return WorkerReport(status="correct", runtime=timing, ref_runtime=timing, device_name="x", torch_version="x",
-                        unreported_ms=unreported_ms)
+                        unreported_ms=unreported_ms, deferred_ms=deferred_ms)
 
 
 def test_timing_is_disputed_beyond_the_judge_s_margin():
@@ -100,3 +100,14 @@ def test_timing_is_disputed_beyond_the_judge_s_margin():
     assert timing_disputed(report(0.25, 0.5), "cuda") == ["timing_disputed"]
     assert timing_disputed(report(0.15, 0.5), "cuda") == []
     assert timing_disputed(report(None, 1.0), "cuda") == []
+
+
+def test_an_output_still_being_made_when_it_is_read_is_hidden_work():
+    assert deferred_work(report(None, 2.0, deferred_ms=-3.0), "cpu") == []   # the judge's copy was the slower
+    assert deferred_work(report(None, 2.0, deferred_ms=0.9), "cpu") == []    # under the round trip's margin
+    assert deferred_work(report(None, 2.0, deferred_ms=22.0), "cpu") == ["hidden_work"]
+    assert deferred_work(report(None, 40.0, deferred_ms=8.0), "cpu") == []   # under a quarter of its time
+    assert deferred_work(report(None, 0.1, deferred_ms=0.6), "cuda") == ["hidden_work"]
+    assert deferred_work(report(None, 0.1, deferred_ms=None), "cuda") == []  # no timed output was checked
+    cpu = DeviceInfo(name="x", target="cpu")
+    assert measurement_flags(report(None, 2.0, deferred_ms=22.0), cpu) == ["hidden_work"]
