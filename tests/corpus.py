@@ -92,7 +92,11 @@ def evaluate_files(paths_by_problem: dict[str, list[Path]], target: str, results
     finally:
         for k, v in saved.items():
             os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
-    return {Path(job.candidate.path): result for job, (_, result) in zip(jobs, results)}
+    found = {Path(job.candidate.path): result for job, (_, result) in zip(jobs, results)}
+    for path, r in found.items():  # shown with -s
+        print(f"{path.parent.name}/{path.name}: {r.status} speedup={r.speedup} flags={list(r.flags)} "
+              f"unreported_ms={r.stages.get('unreported_ms')} deferred_ms={r.stages.get('deferred_ms')}")
+    return found
 
 
 def naive(entry: Entry, build_dir: str) -> dict:

@@ -59,7 +59,8 @@ def judge_tests(target: str) -> dict:
         results = evaluate_files(by_problem, target, tmp_path_factory.mktemp("judge"), static_rules=False)
         for path, r in results.items():  # shown with -s
             print(f"{path.name}: {r.status} speedup={r.speedup} flags={list(r.flags)} "
-                  f"unreported_ms={r.stages.get('unreported_ms')} eval_s={r.stages.get('eval')}")
+                  f"unreported_ms={r.stages.get('unreported_ms')} deferred_ms={r.stages.get('deferred_ms')} "
+                  f"eval_s={r.stages.get('eval')}")
         return results
 
     @pytest.mark.parametrize("attack", entries, ids=ids)

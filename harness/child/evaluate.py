@@ -27,6 +27,7 @@ from statistics import quantiles
 import torch
 
 from harness.child import observe as cpu_load
+from harness.child.channel import Shared
 from harness.child.check import (
     compare,
     compare_tensor,
@@ -99,7 +100,7 @@ class Evaluation:
         self.coverage = None
         self.unreported_ms: float | None = None
         self.deferred: list[float] = []  # per checked timed call: its output's handover beyond a plain copy (ms)
-        self.copy_buffer: torch.Tensor | None = None
+        self.copy_buffer: Shared | None = None
         # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
             self.problem = import_problem(spec.problem_path)
@@ -272,11 +273,12 @@ class Evaluation:
         host memory (the runner's copy into the shared file), timed here."""
         parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in tensors(expected) if t.numel()]
         size = sum(p.numel() for p in parts)
-        if self.copy_buffer is None or self.copy_buffer.numel() < size:
-            self.copy_buffer = torch.ones(size, dtype=torch.uint8)  # written once: its pages are in place
+        if self.copy_buffer is None or self.copy_buffer.size < size:
+            self.copy_buffer = Shared.create(size)  # memory of the kind the runner writes its outputs into
+            self.copy_buffer.bytes.fill_(1)  # its pages in place, as the runner's are after its first output
         start, offset = _clock_ns(), 0
         for part in parts:
-            self.copy_buffer[offset:offset + part.numel()].copy_(part)
+            self.copy_buffer.bytes[offset:offset + part.numel()].copy_(part)
             offset += part.numel()
         self.sync()
         return (_clock_ns() - start) / 1e6

@@ -138,8 +138,10 @@ class Runner:
         problem_text = output_problem(self.last)
         if problem_text:
             raise EvalFailure("incorrect", f"{what}: {problem_text}")
-        self.guard.verify(f"in forward, {what}")
         self.channel.send({"event": "output"}, value=self.last)
+        # After the send, so the judge's clock on the handover sees the copy alone; a patch found here fails the
+        # next request (the end's, at the latest).
+        self.guard.verify(f"in forward, {what}")
 
     def end(self) -> None:
         self.guard.verify("while being timed")
