@@ -70,6 +70,9 @@ class WorkerReport(Frozen):
                                       "outputs were checked, that handing the output over took beyond a plain "
                                       "copy of it: work left until the output was read (the parent flags "
                                       "hidden_work)")
+    copy_ms: float | None = Field(default=None, description="That plain copy: the judge's own time to copy a "
+                                  "checked output into host memory (median; an honest handover's noise grows "
+                                  "with it)")
 
 
 class WorkerSpec(Frozen):

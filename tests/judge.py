@@ -67,7 +67,10 @@ def judge_tests(target: str) -> dict:
     def test_the_judge_is_not_fooled(attack: Attack, judged) -> None:
         result = judged[attack.path]
         assert result.status == attack.status, f"{attack.name}: {result.status}: {result.error}"
-        assert attack.flags <= set(result.flags), f"{attack.name}: flags {result.flags}"
+        missing = attack.flags - set(result.flags)
+        if "contended" in result.flags:  # other processes delay hand-overs: a contended result's are not judged
+            missing -= {"hidden_work"}
+        assert not missing, f"{attack.name}: flags {result.flags}"
         if attack.flags:  # a flag that disputes the figures keeps the result out of every rate
             assert not result.counted
         assert "the run's seed" not in (result.error or "")

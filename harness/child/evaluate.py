@@ -22,7 +22,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from statistics import quantiles
+from statistics import median, quantiles
 
 import torch
 
@@ -100,6 +100,7 @@ class Evaluation:
         self.coverage = None
         self.unreported_ms: float | None = None
         self.deferred: list[float] = []  # per checked timed call: its output's handover beyond a plain copy (ms)
+        self.copies: list[float] = []    # and that plain copy (ms)
         self.copy_buffer: Shared | None = None
         # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
@@ -264,7 +265,8 @@ class Evaluation:
         what = f"timed call {round_}"
         expected = self.expected(self.inputs(label))
         found, handover_ms = self.remote.output(what, expected)
-        self.deferred.append(handover_ms - self.copy_ms(expected))
+        self.copies.append(self.copy_ms(expected))
+        self.deferred.append(handover_ms - self.copies[-1])
         self.against_reference(found, expected, f"{what}, on fresh inputs (a cached or stale result?)")
         self.rechecked += 1
 
@@ -305,6 +307,7 @@ class Evaluation:
         return WorkerReport(status="correct", check=check, runtime=self.timings["candidate"],
                             ref_runtime=self.timings["reference"], converged=self.converged,
                             unreported_ms=self.unreported_ms, deferred_ms=min(self.deferred, default=None),
+                            copy_ms=median(self.copies) if self.copies else None,
                             **self.observed(), **self.fields)
 
     def observed(self) -> dict:

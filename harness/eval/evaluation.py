@@ -130,7 +130,8 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
     return verdict(job, build, device, settings, report, baseline, peaks, rebaseline,
                    stages={**report.stages, "eval": outcome.duration_s, **contention.stages,
                            **{name: round(ms, 4) for name, ms in (("unreported_ms", report.unreported_ms),
-                                                                   ("deferred_ms", report.deferred_ms))
+                                                                   ("deferred_ms", report.deferred_ms),
+                                                                   ("copy_ms", report.copy_ms))
                               if ms is not None}},
                    contention_flags=contention.flags)
 

@@ -86,11 +86,11 @@ def test_a_runner_that_went_away_is_told_apart(pair):
         judge.receive()
 
 
-def report(unreported_ms, wall_ms, deferred_ms=None):
+def report(unreported_ms, wall_ms, deferred_ms=None, copy_ms=None):
     timing = Timing(median_ms=wall_ms, mean_ms=wall_ms, std_ms=0.0, min_ms=wall_ms, n=10, rse=0.0,
                     wall_median_ms=wall_ms)
     return WorkerReport(status="correct", runtime=timing, ref_runtime=timing, device_name="x", torch_version="x",
-                        unreported_ms=unreported_ms, deferred_ms=deferred_ms)
+                        unreported_ms=unreported_ms, deferred_ms=deferred_ms, copy_ms=copy_ms)
 
 
 def test_timing_is_disputed_beyond_the_judge_s_margin():
@@ -98,7 +98,9 @@ def test_timing_is_disputed_beyond_the_judge_s_margin():
     assert timing_disputed(report(0.6, 1.0), "cpu") == ["timing_disputed"]
     assert timing_disputed(report(0.6, 10.0), "cpu") == []  # under 15 % of its time
     assert timing_disputed(report(0.25, 0.5), "cuda") == ["timing_disputed"]
-    assert timing_disputed(report(0.15, 0.5), "cuda") == []
+    assert timing_disputed(report(0.15, 0.5), "cuda") == ["timing_disputed"]  # a third of a 0.4 ms relu's time
+    assert timing_disputed(report(0.08, 0.5), "cuda") == []
+    assert timing_disputed(report(0.23, 3.5), "cuda") == []  # the most an honest result showed: at 3.5 ms
     assert timing_disputed(report(None, 1.0), "cuda") == []
 
 
@@ -109,5 +111,12 @@ def test_an_output_still_being_made_when_it_is_read_is_hidden_work():
     assert deferred_work(report(None, 40.0, deferred_ms=8.0), "cpu") == []   # under a quarter of its time
     assert deferred_work(report(None, 0.1, deferred_ms=0.6), "cuda") == ["hidden_work"]
     assert deferred_work(report(None, 0.1, deferred_ms=None), "cuda") == []  # no timed output was checked
+    # gigabytes copied out of the GPU: two processes' copies differ by more than the candidate's time
+    assert deferred_work(report(None, 2.0, deferred_ms=40.0, copy_ms=900.0), "cuda") == []
+    assert deferred_work(report(None, 2.0, deferred_ms=1200.0, copy_ms=900.0), "cuda") == ["hidden_work"]
     cpu = DeviceInfo(name="x", target="cpu")
     assert measurement_flags(report(None, 2.0, deferred_ms=22.0), cpu) == ["hidden_work"]
+    # other processes on the cores or the GPU delay a handover too: a contended result (not counted) is not accused
+    busy = report(None, 2.0, deferred_ms=22.0).model_copy(update={"stages": {"cpu_foreign": 0.5}})
+    assert measurement_flags(busy, cpu) == ["contended"]
+    assert measurement_flags(report(None, 2.0, deferred_ms=22.0), cpu, gpu_contended=True) == []
