@@ -14,7 +14,8 @@
                        a timed call's output took longer to hand over than copying it costs (its work was left
                        until it was read; not judged on a contended result)
   timing_disputed      the judge's clock around the candidate's timed calls saw more than its runner reported, by
-                       more than the same clock saw around the reference's (the runner's figures were altered)
+                       more than the same clock saw around the reference's (the runner's figures were altered;
+                       not judged on a contended result)
 
 These flags exclude a result from fast_p, the geometric mean and "best" (types.EXCLUDING_FLAGS);
 noisy_timing (the timing stopped at its budget before it converged) only informs.
@@ -63,13 +64,13 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
 
 def measurement_flags(report: WorkerReport, device: DeviceInfo, gpu_contended: bool = False) -> list[str]:
     """What the judge's figures say about the timing: hidden_work, timing_disputed, noisy_timing, contended (cores).
-    Other processes delay a handover as much as they like, so a contended result (not counted anyway) is not
-    accused of deferring its work."""
+    Other processes delay the judge's clock around a hand-over or a timed call as much as they like, so a contended
+    result (not counted anyway) is not accused on those clocks."""
     cores_contended = report.stages.get("cpu_foreign", 0.0) > CONTENDED_SHARE
     flags = hidden_work(report.runtime, report.ref_runtime) if device.target == "cuda" else []
-    if not flags and not (cores_contended or gpu_contended):
-        flags += deferred_work(report, device.target)
-    flags += timing_disputed(report, device.target)
+    if not (cores_contended or gpu_contended):
+        flags += [] if flags else deferred_work(report, device.target)
+        flags += timing_disputed(report, device.target)
     if not report.converged:
         flags.append("noisy_timing")
     if cores_contended:

@@ -119,4 +119,7 @@ def test_an_output_still_being_made_when_it_is_read_is_hidden_work():
     # other processes on the cores or the GPU delay a handover too: a contended result (not counted) is not accused
     busy = report(None, 2.0, deferred_ms=22.0).model_copy(update={"stages": {"cpu_foreign": 0.5}})
     assert measurement_flags(busy, cpu) == ["contended"]
+    disputed = report(0.9, 2.0).model_copy(update={"stages": {"cpu_foreign": 0.5}})
+    assert measurement_flags(disputed, cpu) == ["contended"]
+    assert measurement_flags(report(0.9, 2.0), cpu) == ["timing_disputed"]
     assert measurement_flags(report(None, 2.0, deferred_ms=22.0), cpu, gpu_contended=True) == []
