@@ -50,7 +50,7 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
     if report.status != "correct" or not report.runtime or not report.ref_runtime:
         return []
     flags = measurement_flags(report, device, gpu_contended)
-    contended = gpu_contended or "contended" in flags
+    contended = gpu_contended or cores_contended(report)
     speedup = report.ref_runtime.median_ms / report.runtime.median_ms if report.runtime.median_ms > 0 else 0.0
     if speedup > max_speedup and not contended:
         flags.append("implausible_speedup")
@@ -66,16 +66,19 @@ def measurement_flags(report: WorkerReport, device: DeviceInfo, gpu_contended: b
     """What the judge's figures say about the timing: hidden_work, timing_disputed, noisy_timing, contended (cores).
     Other processes delay the judge's clock around a hand-over or a timed call as much as they like, so a contended
     result (not counted anyway) is not accused on those clocks."""
-    cores_contended = report.stages.get("cpu_foreign", 0.0) > CONTENDED_SHARE
     flags = hidden_work(report.runtime, report.ref_runtime) if device.target == "cuda" else []
-    if not (cores_contended or gpu_contended):
+    if not (cores_contended(report) or gpu_contended):
         flags += [] if flags else deferred_work(report, device.target)
         flags += timing_disputed(report, device.target)
     if not report.converged:
         flags.append("noisy_timing")
-    if cores_contended:
+    if cores_contended(report):
         flags.append("contended")
     return flags
+
+
+def cores_contended(report: WorkerReport) -> bool:
+    return report.stages.get("cpu_foreign", 0.0) > CONTENDED_SHARE
 
 
 def slowed(report: WorkerReport, baseline: Baseline | None) -> bool:

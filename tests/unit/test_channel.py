@@ -116,7 +116,12 @@ def test_an_output_still_being_made_when_it_is_read_is_hidden_work():
     assert deferred_work(report(None, 2.0, deferred_ms=1200.0, copy_ms=900.0), "cuda") == ["hidden_work"]
     cpu = DeviceInfo(name="x", target="cpu")
     assert measurement_flags(report(None, 2.0, deferred_ms=22.0), cpu) == ["hidden_work"]
-    # other processes on the cores or the GPU delay a handover too: a contended result (not counted) is not accused
+
+
+def test_a_contended_result_is_not_accused_on_the_judge_s_clocks():
+    """Other processes on the cores or the GPU delay a hand-over and a timed call's round trip too; a contended
+    result is not counted anyway."""
+    cpu = DeviceInfo(name="x", target="cpu")
     busy = report(None, 2.0, deferred_ms=22.0).model_copy(update={"stages": {"cpu_foreign": 0.5}})
     assert measurement_flags(busy, cpu) == ["contended"]
     disputed = report(0.9, 2.0).model_copy(update={"stages": {"cpu_foreign": 0.5}})
