@@ -5,6 +5,7 @@ gives a policy."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import os
@@ -159,22 +160,30 @@ class EvalChild:
                  runner: tuple[dict[str, str], Path, sandbox.Policy | None]):
         """`judge`, `runner`: the environment, work directory and sandbox policy (or None) of each."""
         judge_end, runner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # The judge's line to the runner's sandbox init, which stops the runner while the reference is timed
+        # (freeze.py); without a sandbox there is no init to ask.
+        freezer_end, init_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.work, self.runner_work = judge[1], runner[1]
+        env, work, policy = runner
+        runner = (env, work, policy and dataclasses.replace(policy, control_fd=init_end.fileno()))
+        freezer = str(freezer_end.fileno()) if policy else "-"
         try:
-            self.proc = self._start(["serve", target, str(judge_end.fileno())], *judge, judge_end, stdin=True)
-            self.runner = self._start(["run", target, str(runner_end.fileno())], *runner, runner_end, stdin=False)
+            self.proc = self._start(["serve", target, str(judge_end.fileno()), freezer], *judge,
+                                    (judge_end, freezer_end), stdin=True)
+            self.runner = self._start(["run", target, str(runner_end.fileno())], *runner, (runner_end, init_end),
+                                      stdin=False)
         finally:
-            judge_end.close()
-            runner_end.close()
+            for end in (judge_end, runner_end, freezer_end, init_end):
+                end.close()
         self.runner_code: int | None = None
 
     @staticmethod
     def _start(args: list[str], env: dict[str, str], work: Path, policy: sandbox.Policy | None,
-               end: socket.socket, stdin: bool) -> subprocess.Popen:
+               ends: tuple[socket.socket, ...], stdin: bool) -> subprocess.Popen:
         with open(work / "eval.log", "wb") as log:
             proc = subprocess.Popen(child_argv(args, policy), stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                                     stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work, start_new_session=True,
-                                    pass_fds=(end.fileno(),))
+                                    pass_fds=tuple(end.fileno() for end in ends))
         _running.add(proc.pid)
         started.append(proc.pid)
         return proc

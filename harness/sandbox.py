@@ -82,6 +82,7 @@ class Policy:
     max_open_files: int = 65536             # RLIMIT_NOFILE; all three at most the caller's own hard limits
     cpu_seconds: int | None = None          # RLIMIT_CPU of each process: a backstop behind the caller's timeout
     shm_bytes: int = 8 << 30                # the size of the private tmpfs on /dev/shm
+    control_fd: int | None = None           # the init serves freeze.serve on it (stops the command on request)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), default=str)
@@ -97,10 +98,6 @@ class Policy:
 
 class SandboxError(RuntimeError):
     """What the kernel refused while the sandbox was built (in the launcher)."""
-
-
-class SandboxUnavailable(RuntimeError):
-    """The sandbox was asked for and this machine cannot give it (probe()'s reason in the message)."""
 
 
 def command(policy: Policy, argv: list[str]) -> list[str]:
@@ -134,20 +131,6 @@ def probe() -> str | None:
         return None
     lines = done.stderr.strip().splitlines()
     return lines[-1].removeprefix("harness sandbox: ") if lines else f"the launcher exited with {done.returncode}"
-
-
-def enabled(mode: str, off_switch: str = "--sandbox off") -> bool:
-    """The switch: "off" runs children unsandboxed; "on" sandboxes them, or raises SandboxUnavailable saying what
-    the kernel refused and how to do without; "auto" sandboxes them where the sandbox works."""
-    if mode not in ("on", "off", "auto"):
-        raise ValueError(f"sandbox mode {mode!r}: expected on, off or auto")
-    if mode == "off":
-        return False
-    reason = probe()
-    if reason is not None and mode == "on":
-        raise SandboxUnavailable(f"the sandbox for child processes does not work here: {reason}. "
-                                 f"Use {off_switch} to run them without it (no isolation from the harness)")
-    return reason is None
 
 
 # ---- the launcher (a separate process, started by command()'s line) ----
@@ -187,6 +170,12 @@ def _init(policy: Policy, argv: list[str], status_write: int) -> None:
     if child == 0:
         _forked(_exec, policy, argv)
     _forward_signals(child)
+    if policy.control_fd is not None:  # freeze.py, loaded by its path (no harness package here)
+        import runpy
+        import threading
+
+        serve = runpy.run_path(str(Path(__file__).with_name("freeze.py")))["serve"]
+        threading.Thread(target=serve, args=(policy.control_fd,), daemon=True).start()
     while True:
         pid, status = os.wait()
         if pid == child:
@@ -199,6 +188,8 @@ def _exec(policy: Policy, argv: list[str]) -> None:
     for sig in (*FORWARDED, signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores SIGPIPE and SIGXFSZ; exec keeps that
         signal.signal(sig, signal.SIG_DFL)
     try:
+        if policy.control_fd is not None:
+            os.close(policy.control_fd)  # the init's alone
         tmp = policy.scratch / ".tmp"
         tmp.mkdir(exist_ok=True)
         os.environ["TMPDIR"] = str(tmp)

@@ -60,7 +60,7 @@ def judge_tests(target: str) -> dict:
         for path, r in results.items():  # shown with -s
             print(f"{path.name}: {r.status} speedup={r.speedup} flags={list(r.flags)} "
                   f"unreported_ms={r.stages.get('unreported_ms')} deferred_ms={r.stages.get('deferred_ms')} "
-                  f"eval_s={r.stages.get('eval')}")
+                  f"ref_ms={r.ref_runtime and r.ref_runtime.median_ms} eval_s={r.stages.get('eval')}")
         return results
 
     @pytest.mark.parametrize("attack", entries, ids=ids)

@@ -1,9 +1,12 @@
 """The one entry of every child process: `python -m harness.child JOB ARG`.
 
   build DIR        import DIR/candidate.py once, building its extensions (loader.py)
-  serve TARGET FD  the judge, started ahead of need: import torch, ready the device, then read one WorkerSpec
+  serve TARGET FD STOP
+                   the judge, started ahead of need: import torch, ready the device, then read one WorkerSpec
                    (a JSON line) from stdin, check what the runner on descriptor FD computes against the
-                   reference and time both (evaluate.py); no candidate code runs in it
+                   reference and time both (evaluate.py), with the runner stopped through descriptor STOP
+                   while the reference is timed ("-": no sandbox, none stopped; freeze.py); no candidate code
+                   runs in it
   run TARGET FD    the runner, started beside its judge: import torch, ready the device, then run the built
                    candidate as the judge on descriptor FD asks (runner.py)
   pch DIR          make the precompiled torch/extension.h a build asked for, in DIR (pch.py)
@@ -23,7 +26,7 @@ def main(argv: list[str]) -> int:
     if job == "build" and len(args) == 1:
         from harness.child.loader import main as run
         return run(argv)
-    if job == "serve" and len(args) == 2:
+    if job == "serve" and len(args) == 3:
         from harness.child.evaluate import main as run
         return run(argv)
     if job == "run" and len(args) == 2:

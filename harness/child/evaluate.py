@@ -52,6 +52,7 @@ from harness.child.common import (
 )
 from harness.child.remote import KEPT, Remote
 from harness.child.timing import Side, time_interleaved
+from harness.freeze import Freezer
 from harness.process import write_atomic
 from harness.protocol import WorkerReport, WorkerSpec
 from harness.types import HARNESS_ERROR, CheckResult
@@ -63,9 +64,9 @@ RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked ag
 STAGES = ("setup", "check", "coverage", "time")
 
 
-def eval_main(spec: WorkerSpec, remote: Remote) -> WorkerReport:
+def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer) -> WorkerReport:
     """Setup, check, time; the first verdict reached inside (incorrect, rejected, runtime_error...) ends it."""
-    evaluation = Evaluation(spec, remote)
+    evaluation = Evaluation(spec, remote, freezer)
     try:
         with torch.no_grad():
             evaluation.setup()
@@ -82,9 +83,10 @@ class Evaluation:
     are recorded: setup (both modules built, the candidate imported), check (trials on fresh inputs), coverage,
     time (interleaved, with timed outputs checked again)."""
 
-    def __init__(self, spec: WorkerSpec, remote: Remote):
+    def __init__(self, spec: WorkerSpec, remote: Remote, freezer: Freezer):
         self.spec = spec
         self.remote = remote
+        self.freezer = freezer
         self.started = _clock()
         self.device, device_name, self.timer, self.sync = target_device(torch, spec.target)
         remote.device = self.device
@@ -189,6 +191,8 @@ class Evaluation:
         self.unreported_ms = quartiles(self.remote.gaps_ms)[0] - low - (high - low)
         self.stage_ends("time")
         self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
+        if self.freezer.stopped_calls:  # reference calls timed with the runner stopped, and with a thread of it not
+            self.stages.update(runner_stopped=self.freezer.stopped_calls, runner_running=self.freezer.running_calls)
 
     def candidate_prepare(self):
         counter = iter(range(1 << 62))
@@ -202,9 +206,10 @@ class Evaluation:
         """The reference's side, with the clock the runner's calls get around them (remote.Remote.timer): the
         timer's whole call, less the timer's own wall time."""
         def timed(fn, args):
-            start = _clock_ns()
-            sample = self.timer(fn, args)
-            gaps.append((_clock_ns() - start) / 1e6 - sample.wall_ms)
+            with self.freezer.stopped():  # the candidate's processes run nothing while the reference is timed
+                start = _clock_ns()
+                sample = self.timer(fn, args)
+                gaps.append((_clock_ns() - start) / 1e6 - sample.wall_ms)
             return sample
         return Side(side.prepare, side.call, timed)
 
@@ -323,16 +328,17 @@ def quartiles(values: list[float]) -> tuple[float, float]:
 
 
 def main(argv: list[str]) -> int:
-    """`serve TARGET FD`: ready the device, then evaluate the one spec that comes through stdin, with the runner on
-    descriptor FD."""
+    """`serve TARGET FD STOP`: ready the device, then evaluate the one spec that comes through stdin, with the runner
+    on descriptor FD and its sandbox's init on STOP ("-": none)."""
     ready_device(torch, argv[1])
     remote = Remote(int(argv[2]), torch.device("cpu"))
+    freezer = Freezer(None if argv[3] == "-" else int(argv[3]))
     line = sys.stdin.readline().strip()  # the spec comes through the pipe: its seed is in no file
     if not line:  # the parent discarded this spare
         os._exit(0)
     spec = WorkerSpec.model_validate_json(line)
     try:
-        report = eval_main(spec, remote)
+        report = eval_main(spec, remote, freezer)
     except EvalFailure as failure:
         report = WorkerReport(status=failure.status, error=str(failure), device_name="", torch_version="")
     except BaseException as exc:  # raised by harness code: no candidate code runs in this process

@@ -29,12 +29,12 @@ from harness.cli.options import eval_options, problems_options, store_options
 from harness.config import SettingsError
 from harness.device import DeviceError
 from harness.eval.candidate import CandidateError
+from harness.eval.confine import SandboxUnavailable
 from harness.eval.ray import RayUnavailable
 from harness.facts import FactsError
 from harness.llm.prompts import PromptError
 from harness.llm.providers import ProviderConfigError, ProviderError
 from harness.problems.index import ProblemError
-from harness.sandbox import SandboxUnavailable
 from harness.store import StoreError
 
 # Bad input, named and explained: exit status 2, nothing half-written.

@@ -17,10 +17,28 @@ CREDENTIALS = (".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh", ".docke
                ".git-credentials", ".pypirc")
 
 
+class SandboxUnavailable(RuntimeError):
+    """The sandbox was asked for and this machine cannot give it (probe()'s reason in the message)."""
+
+
+def enabled(mode: str, off_switch: str = "--sandbox off") -> bool:
+    """The switch: "off" runs children unsandboxed; "on" sandboxes them, or raises SandboxUnavailable saying what
+    the kernel refused and how to do without; "auto" sandboxes them where the sandbox works."""
+    if mode not in ("on", "off", "auto"):
+        raise ValueError(f"sandbox mode {mode!r}: expected on, off or auto")
+    if mode == "off":
+        return False
+    reason = sandbox.probe()
+    if reason is not None and mode == "on":
+        raise SandboxUnavailable(f"the sandbox for child processes does not work here: {reason}. "
+                                 f"Use {off_switch} to run them without it (no isolation from the harness)")
+    return reason is None
+
+
 def require(settings: Settings) -> None:
     """Before anything runs: raise SandboxUnavailable (with what the kernel refused and the way round it) where
     the sandbox is on and cannot work on this machine."""
-    sandbox.enabled(settings.sandbox, off_switch="--sandbox off (or HARNESS_SANDBOX=off)")
+    enabled(settings.sandbox, off_switch="--sandbox off (or HARNESS_SANDBOX=off)")
 
 
 def hidden(settings: Settings) -> tuple[Path, ...]:

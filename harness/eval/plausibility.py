@@ -5,8 +5,9 @@
                        contended result: other processes slow the reference beside the candidate too)
   faster_than_light    faster than the problem's bytes and FLOPs allow on this device (roofline.ceiling_ms: a
                        true upper bound, on a CPU never a peak measured under load: cpu_ceiling.py)
-  reference_slowed     the reference ran slower beside the candidate than in a clean process (not raised on a
-                       result flagged `contended`: other processes explain it as well; the
+  reference_slowed     the reference ran slower beside the candidate than in a clean process, or while a thread of
+                       the candidate's, which the judge stops while it times the reference (freeze.py), was still
+                       running (not raised on a result flagged `contended`: other processes explain it as well; the
                        evaluation (evaluation.py) is done again, in a new child, and keeps the second verdict)
   contended            other processes used the device while it was timed: the cores (the child's cpu_foreign
                        share above cpu_ceiling.CONTENDED_SHARE; child/observe.py) or the GPU (gpu_load.py)
@@ -57,7 +58,9 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
     bound = ceiling_ms(baseline, peaks, device, dtype)
     if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
         flags.append("faster_than_light")
-    if not contended and slowed(report, baseline) and (rebaseline is None or slowed(report, rebaseline() or baseline)):
+    ran_beside = report.stages.get("runner_running", 0) > 0  # a thread of the candidate's ran while it was timed
+    if not contended and (ran_beside or slowed(report, baseline) and
+                          (rebaseline is None or slowed(report, rebaseline() or baseline))):
         flags.append("reference_slowed")
     return flags
 

@@ -57,6 +57,15 @@ def test_a_slowed_reference_is_confirmed_by_a_fresh_clean_measurement():
                               peaks=None, rebaseline=lambda: None) == ["reference_slowed"]
 
 
+def test_a_thread_of_the_candidate_running_beside_the_timed_reference_is_reference_slowed():
+    beside = report(1.0, 1.5).model_copy(update={"stages": {"runner_stopped": 40.0, "runner_running": 1.0}})
+    assert flags(beside, baseline=clean(ref_ms=1.5)) == ["reference_slowed"]
+    stopped = report(1.0, 1.5).model_copy(update={"stages": {"runner_stopped": 40.0, "runner_running": 0.0}})
+    assert flags(stopped, baseline=clean(ref_ms=1.5)) == []
+    loaded = beside.model_copy(update={"stages": {**beside.stages, "cpu_foreign": 0.5}})  # other processes: contended
+    assert flags(loaded, device=CPU, baseline=clean(ref_ms=1.5)) == ["contended"]
+
+
 def test_a_failed_clean_baseline_slows_nothing():
     assert flags(report(1.0, 3.0), baseline=Baseline(error="the reference failed")) == []
 

@@ -304,11 +304,13 @@ def test_a_refusing_kernel_is_named(tmp_path):
 
 
 def test_unavailable_sandbox_says_why_and_how_to_turn_it_off(monkeypatch):
-    assert sandbox.enabled("off") is False and sandbox.enabled("on") is True and sandbox.enabled("auto") is True
+    from harness.eval import confine
+
+    assert confine.enabled("off") is False and confine.enabled("on") is True and confine.enabled("auto") is True
     monkeypatch.setattr(sandbox, "probe", lambda: "the kernel refused new user namespaces")
-    with pytest.raises(sandbox.SandboxUnavailable, match="refused new user namespaces.*--sandbox off"):
-        sandbox.enabled("on")
-    assert sandbox.enabled("auto") is False and sandbox.enabled("off") is False
+    with pytest.raises(confine.SandboxUnavailable, match="refused new user namespaces.*--sandbox off"):
+        confine.enabled("on")
+    assert confine.enabled("auto") is False and confine.enabled("off") is False
 
 
 # Slow (~30 s here): torch imported, and a C++ extension built with load_inline, inside the sandbox.

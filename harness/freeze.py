@@ -1,0 +1,125 @@
+"""Stopping the candidate's processes while the judge times the reference (issue 19, attack 16: a thread of the
+candidate's that spins only while its own forward is not running slows the reference alone, and so inflates the
+speedup by less than any bound on a slowed reference can tell from noise).
+
+Two ends of one socket pair: the runner's sandbox init (sandbox.py, PID 1 of the runner's PID namespace, which no
+candidate code runs in) serves `serve(fd)` in a thread; the judge holds a `Freezer` on the other end. Asked to
+stop, the init sends SIGSTOP to every other process of its namespace (the runner and whatever it started) until
+every thread of each reads stopped, then answers; asked to continue, it sends SIGCONT and answers. SIGSTOP cannot
+be caught, blocked or ignored, and a process cannot leave the namespace, so nothing the candidate started runs
+while the reference is timed (work it already queued on a GPU does: the device's, not this file's).
+
+Standard library only: the init loads this file by its path, as the launcher loads sandbox.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import struct
+import time
+
+STOP, CONTINUE = b"s", b"c"
+# A thread's states that run no code of the candidate's: stopped (T), stopped by a tracer (t: a tracer of the
+# candidate's is stopped too), in uninterruptible sleep (D: it stops on its way back from the kernel), dead.
+STOPPED = frozenset("TtDZX")
+STOP_WAIT_S = 0.05  # a thread still running after this: inside one long system call (it stops on return)
+
+
+def serve(fd: int) -> None:
+    """The init's side: answer stop and continue requests on `fd` until the judge's end closes."""
+    with socket.socket(fileno=fd) as sock:
+        while True:
+            try:
+                request = sock.recv(16)
+                if request == STOP:
+                    sock.send(struct.pack("i", stop_all()))
+                elif request == CONTINUE:
+                    continue_all()
+                    sock.send(CONTINUE)
+                else:
+                    return
+            except OSError:
+                return
+
+
+def stop_all() -> int:
+    """SIGSTOP every process of this PID namespace but this one, again for each that still has a thread running
+    (and each new one: a fork raced the first pass), until none has or STOP_WAIT_S is over; returns how many
+    processes still had a running thread then."""
+    deadline = time.monotonic() + STOP_WAIT_S
+    while True:
+        running = [pid for pid in _others() if _running(pid)]
+        for pid in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+        if not running or time.monotonic() >= deadline:
+            return len(running)
+        time.sleep(0.0001)
+
+
+def continue_all() -> None:
+    for pid in _others():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
+def _others() -> list[int]:
+    me = os.getpid()
+    return [int(name) for name in os.listdir("/proc") if name.isdigit() and int(name) != me]
+
+
+def _running(pid: int) -> bool:
+    """Whether any thread of `pid` is in a state that runs code (its /proc stat's state, after the name)."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False  # gone
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                state = f.read().rpartition(b")")[2][1:2].decode()
+        except OSError:
+            continue
+        if state not in STOPPED:
+            return True
+    return False
+
+
+class Freezer:
+    """The judge's side: `with freezer.stopped():` runs its body with the runner's processes stopped. Without a
+    socket (no sandbox, so no init to ask) it stops nothing. If the runner's sandbox is gone (the runner ended),
+    there is nothing left to stop: the next call to the runner says why."""
+
+    def __init__(self, fd: int | None):
+        self.sock = socket.socket(fileno=fd) if fd is not None else None
+        self.stopped_calls = 0    # bodies run with the runner's processes stopped
+        self.running_calls = 0    # ... with one of them still running a thread after STOP_WAIT_S
+
+    @contextlib.contextmanager
+    def stopped(self):
+        answer = self._ask(STOP)
+        if answer is not None and len(answer) == 4:
+            self.stopped_calls += 1
+            self.running_calls += struct.unpack("i", answer)[0] > 0
+        try:
+            yield
+        finally:
+            if answer is not None:
+                self._ask(CONTINUE)
+
+    def _ask(self, request: bytes) -> bytes | None:
+        if self.sock is None:
+            return None
+        try:
+            self.sock.send(request)
+            answer = self.sock.recv(16)
+        except OSError:
+            answer = b""
+        if not answer:
+            self.sock.close()
+            self.sock = None
+            return None
+        return answer
