@@ -60,6 +60,7 @@ from harness.types import HARNESS_ERROR, CheckResult
 _clock_ns = time.perf_counter_ns
 _clock = time.perf_counter  # bound before any candidate code runs: stage times cannot be patched
 RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked again (besides the first two)
+ROUND_TRIPS = 20     # empty round trips to the runner before setup: what a reply costs
 
 STAGES = ("setup", "check", "coverage", "time")
 
@@ -127,6 +128,7 @@ class Evaluation:
     # ---- the stages ----
 
     def setup(self) -> None:
+        self.round_trip_ms = quartiles(self.remote.round_trips(ROUND_TRIPS))[0]
         init_seed = self.seed("init")
         self.remote.setup(dict(problem_path=self.spec.problem_path, build_dir=self.spec.build_dir,
                                target=self.spec.target, dtype=self.spec.dtype, init_seed=init_seed,
@@ -186,9 +188,11 @@ class Evaluation:
         self.remote.end()
         load = watch.stop(peer_ticks=runner_ticks)
         # Lower quartiles: a call the machine interrupted only adds time, an altered figure adds it to every call.
-        # Less the spread of the reference's own gaps: what a loaded machine adds by chance.
+        # Less the round trip a reply costs, and the spread of the reference's own gaps: what a loaded machine adds
+        # by chance.
         low, high = quartiles(reference_gaps)
-        self.unreported_ms = quartiles(self.remote.gaps_ms)[0] - low - (high - low)
+        self.unreported_ms = quartiles(self.remote.gaps_ms)[0] - low - (high - low) - self.round_trip_ms
+        self.stages["round_trip_ms"] = self.round_trip_ms
         self.stage_ends("time")
         self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
         if self.freezer.stopped_calls:  # reference calls timed with the runner stopped, and with a thread of it not

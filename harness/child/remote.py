@@ -6,7 +6,7 @@ runtime_error; a reply that breaks the protocol is the candidate's too.
 
 The judge's own clock runs around every timed call (from telling the runner to go, its inputs made, to the reply):
 what it saw beyond the runner's reported wall time is kept (`gaps_ms`), for the judge to set beside the same figure
-of the reference's calls.
+of the reference's calls and the round trip alone (`round_trips`, before any candidate code is loaded).
 """
 
 from __future__ import annotations
@@ -91,6 +91,16 @@ class Remote:
             raise EvalFailure("runtime_error", f"the candidate's process answered out of turn {what}")
 
     # ---- requests ----
+
+    def round_trips(self, count: int) -> list[float]:
+        """`count` empty round trips (ms), asked before the runner holds any code of the candidate's: what a timed
+        call's reply costs beyond its own time, measured where the candidate cannot slow it down."""
+        times = []
+        for _ in range(count):
+            start = _clock()
+            self.expect_reply({"op": "ping"}, "pong", "while it started")
+            times.append((_clock() - start) / 1e6)
+        return times
 
     def setup(self, spec: dict) -> None:
         self.channel.send({"op": "setup", **spec})

@@ -11,6 +11,7 @@ asks over the channel (channel.py, on descriptor FD) and nothing else:
   output   that kept output, for the judge to check
   jit      Triton's compile and autotune seconds so far (build time, not the stage's)
   ticks    this process's CPU ticks (the judge's load watch tells them from other processes')
+  ping     an empty round trip, before setup (the judge's measure of what a reply costs)
   end      the Guard's last look
 
 It never holds the run's seed (only each call's, derived by a hash), never sees the reference's outputs, never
@@ -168,6 +169,8 @@ class Runner:
                 self.output(message["what"])
             elif op == "jit":
                 self.channel.send({"seconds": dict(self.jit.seconds) if self.jit else {}})
+            elif op == "ping":  # the judge's round trips, before setup: no code of the candidate's here yet
+                self.channel.send({"event": "pong"})
             elif op == "ticks":
                 self.channel.send({"ticks": cpu_load.own_ticks()})
             elif op == "end":
