@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import sandbox
+from harness import freeze, sandbox
 
 # Printed by a child (build or evaluation) just before the candidate's code first runs: what fails before it is
 # the harness's or the machine's doing, never the candidate's (harness_error).
@@ -151,35 +151,37 @@ def kill_all() -> None:
 
 
 class EvalChild:
-    """An evaluation's two processes, started before they are needed: the judge (`serve TARGET FD`), which reads
-    one spec (a JSON line) on stdin, evaluates it and writes the report, and the runner (`run TARGET FD`), the only
-    one that runs the candidate's code, each in its own work directory (and sandbox, with a policy), joined by one
-    Unix socket pair. Used once, like any child."""
+    """An evaluation's two processes, started before they are needed: the judge (`serve TARGET FD STOP`), which
+    reads one spec (a JSON line) on stdin, evaluates it and writes the report, and the runner (`run TARGET FD`), the
+    only one that runs the candidate's code, each in its own work directory (and sandbox, with a policy), joined by
+    one Unix socket pair (and, where the runner is stopped while the reference is timed, the judge joined to the
+    runner's sandbox init by another). Used once, like any child."""
 
     def __init__(self, target: str, judge: tuple[dict[str, str], Path, sandbox.Policy | None],
                  runner: tuple[dict[str, str], Path, sandbox.Policy | None]):
         """`judge`, `runner`: the environment, work directory and sandbox policy (or None) of each."""
         judge_end, runner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        # The judge's line to the runner's sandbox init, which stops the runner while the reference is timed
-        # (freeze.py); without a sandbox there is no init to ask.
-        freezer_end, init_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        judge_ends, runner_ends, freezer = [judge_end], [runner_end], "-"
         self.work, self.runner_work = judge[1], runner[1]
         env, work, policy = runner
-        runner = (env, work, policy and dataclasses.replace(policy, control_fd=init_end.fileno()))
-        freezer = str(freezer_end.fileno()) if policy else "-"
+        if policy and target in freeze.TARGETS:  # the judge's line to the runner's sandbox init, which stops the
+            freezer_end, init_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # runner (freeze.py)
+            runner = (env, work, dataclasses.replace(policy, control_fd=init_end.fileno()))
+            judge_ends.append(freezer_end)
+            runner_ends.append(init_end)
+            freezer = str(freezer_end.fileno())
         try:
-            self.proc = self._start(["serve", target, str(judge_end.fileno()), freezer], *judge,
-                                    (judge_end, freezer_end), stdin=True)
-            self.runner = self._start(["run", target, str(runner_end.fileno())], *runner, (runner_end, init_end),
-                                      stdin=False)
+            self.proc = self._start(["serve", target, str(judge_end.fileno()), freezer], *judge, judge_ends,
+                                    stdin=True)
+            self.runner = self._start(["run", target, str(runner_end.fileno())], *runner, runner_ends, stdin=False)
         finally:
-            for end in (judge_end, runner_end, freezer_end, init_end):
+            for end in (*judge_ends, *runner_ends):
                 end.close()
         self.runner_code: int | None = None
 
     @staticmethod
     def _start(args: list[str], env: dict[str, str], work: Path, policy: sandbox.Policy | None,
-               ends: tuple[socket.socket, ...], stdin: bool) -> subprocess.Popen:
+               ends: list[socket.socket], stdin: bool) -> subprocess.Popen:
         with open(work / "eval.log", "wb") as log:
             proc = subprocess.Popen(child_argv(args, policy), stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                                     stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work, start_new_session=True,

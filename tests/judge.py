@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.freeze import TARGETS
 from tests.corpus import CORPUS, evaluate_files, fooled, naive
 
 HEADER = re.compile(r"^# (attack|problem|naive|single-process|verdict): (.+)$", re.MULTILINE)
@@ -71,6 +72,9 @@ def judge_tests(target: str) -> dict:
         if "contended" in result.flags:  # other processes delay the judge's clocks: a contended result is not judged
             missing -= {"hidden_work", "timing_disputed"}
         assert not missing, f"{attack.name}: flags {result.flags}"
+        if result.status == "correct" and target in TARGETS:  # each reference call timed with the candidate stopped
+            assert result.stages.get("runner_stopped", 0) >= result.ref_runtime.n, result.stages
+            assert result.stages["runner_running"] == 0 or "contended" in result.flags, result.stages
         if attack.flags:  # a flag that disputes the figures keeps the result out of every rate
             assert not result.counted
         assert "the run's seed" not in (result.error or "")

@@ -188,10 +188,11 @@ class Evaluation:
         self.remote.end()
         load = watch.stop(peer_ticks=runner_ticks)
         # Lower quartiles: a call the machine interrupted only adds time, an altered figure adds it to every call.
-        # Less the round trip a reply costs, and the spread of the reference's own gaps: what a loaded machine adds
-        # by chance.
+        # Less the spread of the reference's own gaps (what a loaded machine adds by chance) and, where the runner
+        # was stopped while they were measured, the round trip a reply costs (which its interference hid).
         low, high = quartiles(reference_gaps)
-        self.unreported_ms = quartiles(self.remote.gaps_ms)[0] - low - (high - low) - self.round_trip_ms
+        round_trip = self.round_trip_ms if self.freezer.stopped_calls else 0.0
+        self.unreported_ms = quartiles(self.remote.gaps_ms)[0] - low - (high - low) - round_trip
         self.stages["round_trip_ms"] = self.round_trip_ms
         self.stage_ends("time")
         self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
