@@ -186,6 +186,7 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
                             timeout_s=timeout_s, log_path=log_path, cwd=directory,
                             policy=confinement and confinement.policy(directory))
         log = read_log(log_path)
+        log_path.write_text(log)  # the build directory keeps what is kept of it (a candidate may print gigabytes)
         if outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout): nothing new starts then
             make_requested_pchs(directory / PCH_REQUESTS, confinement)
         started = CANDIDATE_STARTS in log
