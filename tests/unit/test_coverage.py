@@ -39,8 +39,10 @@ def test_a_decoy_extension_never_called_covers_nothing():
 
 
 def test_pytorch_called_from_inside_the_candidates_function_is_pytorchs_work():
-    # torch._C._nn.gelu is a builtin of module torch._C._nn, and all it does is call aten::gelu
-    coverage, _ = measure(lambda: torch._C._nn.gelu(X), frozenset({"torch._C._nn"}), cuda=False)
+    # torch._C._nn.gelu is a builtin of module torch._C._nn, and all it does is call aten::gelu (on 4M values: a
+    # call's few microseconds of its own stay a small share on loaded cores, where 512 x 512 once read 0.73)
+    big = torch.randn(2048, 2048)
+    coverage, _ = measure(lambda: torch._C._nn.gelu(big), frozenset({"torch._C._nn"}), cuda=False)
     assert coverage.calls == 1 and coverage.share is not None and coverage.share < 0.5
     assert coverage.top[0].name == "aten::gelu" and coverage.top[0].owner == "pytorch"
 
