@@ -5,8 +5,8 @@
                    the judge, started ahead of need: import torch, ready the device, then read one WorkerSpec
                    (a JSON line) from stdin, check what the runner on descriptor FD computes against the
                    reference and time both (evaluate.py), with the runner stopped through descriptor STOP
-                   while the reference is timed ("-": no sandbox, none stopped; freeze.py); no candidate code
-                   runs in it
+                   while the reference is timed ("-": none stopped, without a sandbox or on a GPU; freeze.py);
+                   no candidate code runs in it
   run TARGET FD    the runner, started beside its judge: import torch, ready the device, then run the built
                    candidate as the judge on descriptor FD asks (runner.py)
   pch DIR          make the precompiled torch/extension.h a build asked for, in DIR (pch.py)

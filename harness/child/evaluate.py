@@ -193,9 +193,9 @@ class Evaluation:
         low, high = quartiles(reference_gaps)
         round_trip = self.round_trip_ms if self.freezer.stopped_calls else 0.0
         self.unreported_ms = quartiles(self.remote.gaps_ms)[0] - low - (high - low) - round_trip
-        self.stages["round_trip_ms"] = self.round_trip_ms
         self.stage_ends("time")
         self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
+        self.stages["round_trip_ms"] = self.round_trip_ms
         if self.freezer.stopped_calls:  # reference calls timed with the runner stopped, and with a thread of it not
             self.stages.update(runner_stopped=self.freezer.stopped_calls, runner_running=self.freezer.running_calls)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness import sandbox
+from harness.child.observe import process_ticks
 from harness.freeze import Freezer
 from harness.process import child_env
 
@@ -84,12 +85,9 @@ def inside(launcher: int) -> dict[int, tuple[int, set[str]]]:
             nspid = next(line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:"))
             if os.readlink(f"/proc/{name}/ns/pid") != namespace or nspid[-1] == "1":
                 continue
-            ticks, states = 0, set()
-            for tid in os.listdir(f"/proc/{name}/task"):
-                fields = Path(f"/proc/{name}/task/{tid}/stat").read_text().rpartition(")")[2].split()
-                ticks += int(fields[11]) + int(fields[12])  # utime, stime
-                states.add(fields[0])
-            found[int(name)] = (ticks, states)
+            states = {Path(f"/proc/{name}/task/{tid}/stat").read_text().rpartition(")")[2].split()[0]
+                      for tid in os.listdir(f"/proc/{name}/task")}
+            found[int(name)] = (process_ticks(Path(f"/proc/{name}/stat").read_text()), states)
     return found
 
 
