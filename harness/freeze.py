@@ -21,9 +21,11 @@ import socket
 import struct
 import time
 
-# Where the judge stops the runner. Not yet on the GPU: there the reference's gaps (evaluate.py) lose, with the
-# runner stopped, what the runner's side of a timed call costs beyond an empty round trip, and on an H200 honest
-# relus came within 0.01 ms of the timing_disputed floor; that calibration is still to be measured.
+# Where the judge stops the runner. Not on the GPU, where the reference is timed by the device's clock: on an H200
+# (16 cores), a thread per core spinning whenever the candidate's forward was not running left the reference at
+# 0.1302 ms (0.1303 beside an honest relu) and slowed only the candidate (0.53x), as did kernels queued after each
+# forward (0.64x). Stopping there cost honest results: the reference's gaps (evaluate.py) lost what the runner's
+# side of a timed call costs beyond an empty round trip, and honest relus came within 0.01 ms of timing_disputed.
 TARGETS = ("cpu",)
 STOP, CONTINUE = b"s", b"c"
 # A thread's states that run no code of the candidate's: stopped (T), stopped by a tracer (t: a tracer of the

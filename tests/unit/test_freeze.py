@@ -4,6 +4,7 @@ spinning threads and processes, their CPU time read from outside through /proc."
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -129,3 +130,45 @@ def test_no_sandbox_or_a_sandbox_gone_stops_nothing_and_fails_nothing():
     with gone.stopped():
         pass
     assert gone.stopped_calls == 0 and gone.sock is None
+
+
+# What a candidate would try to reach the init's end of the socket pair (and send stop/continue out of turn): a
+# socket among its own descriptors, or the init's through /proc/1/fd.
+REACH = """
+import json, os, socket, sys
+
+found = {"own": [], "init": [], "denied": []}
+for fd in os.listdir("/proc/self/fd"):
+    target = os.readlink(f"/proc/self/fd/{fd}") if os.path.exists(f"/proc/self/fd/{fd}") else ""
+    if target.startswith("socket:"):
+        found["own"].append(target)
+try:
+    names = os.listdir("/proc/1/fd")
+except OSError as exc:
+    names = [str(n) for n in range(64)]
+    found["listing"] = type(exc).__name__
+for name in names:
+    try:
+        with socket.socket(fileno=os.open(f"/proc/1/fd/{name}", os.O_RDWR)) as s:
+            s.send(b"c")
+            found["init"].append(name)
+    except PermissionError:
+        found["denied"].append(name)
+    except OSError:
+        pass
+print(json.dumps(found))
+"""
+
+
+def test_the_candidate_cannot_reach_the_init_s_end(tmp_path: Path):
+    if (reason := sandbox.probe()) is not None:
+        pytest.skip(f"the sandbox does not work on this machine: {reason}")
+    judge_end, init_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    policy = sandbox.Policy(tmp_path, control_fd=init_end.fileno())
+    argv = [sys.executable, "-c", textwrap.dedent(REACH)]
+    with subprocess.Popen(sandbox.command(policy, argv), env=child_env(), start_new_session=True,
+                          pass_fds=(init_end.fileno(),), stdout=subprocess.PIPE, text=True) as proc:
+        init_end.close()
+        found = json.loads(proc.communicate(timeout=60)[0])
+    assert found["own"] == [] and found["init"] == [], found
+    assert str(policy.control_fd) in found["denied"], found  # not dumpable, and capabilities it dropped
