@@ -40,8 +40,10 @@ Responder = Callable[[dict], "Reply | str"]
 
 
 class FakeOpenAI:
-    def __init__(self, responder: Responder, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, responder: Responder, host: str = "127.0.0.1", port: int = 0, key: str | None = None,
+                 models: tuple[str, ...] = ("scripted",)):
         self.responder = responder
+        self.key, self.models = key, models  # key: GET /models answers 401 to any other Authorization
         self.received: list[dict] = []       # every request body, attempts included
         self.answered: list[dict] = []       # bodies of requests that got a completion
         self.authorization: list[str] = []   # Authorization headers seen
@@ -53,6 +55,16 @@ class FakeOpenAI:
 
             def log_message(self, *args):
                 pass
+
+            def do_GET(self):
+                with server.lock:
+                    server.authorization.append(self.headers.get("Authorization", ""))
+                if not self.path.endswith("/models"):
+                    return self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
+                if server.key is not None and self.headers.get("Authorization") != f"Bearer {server.key}":
+                    return self._send(401, json.dumps({"error": {"message": "invalid api key"}}).encode())
+                data = [{"id": m, "object": "model", "owned_by": "tests"} for m in server.models]
+                self._send(200, json.dumps({"object": "list", "data": data}).encode())
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")

@@ -6,11 +6,7 @@ import argparse
 import importlib.metadata
 import importlib.util
 import platform
-import re
-import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 from pydantic import ValidationError
 from rich.markup import escape
@@ -20,6 +16,7 @@ from harness.cli import audit as cli_audit
 from harness.cli import bench as cli_bench
 from harness.cli import cache as cli_cache
 from harness.cli import config as cli_config
+from harness.cli import doctor as cli_doctor
 from harness.cli import eval as cli_eval
 from harness.cli import problems as cli_problems
 from harness.cli import report as cli_report
@@ -61,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_bench.add_parser(sub)
     cli_cache.add_parser(sub, store_opts)
     cli_config.add_parser(sub)
+    cli_doctor.add_parser(sub, store_opts)
     return parser
 
 
@@ -84,22 +82,14 @@ def versions() -> str:
         except importlib.metadata.PackageNotFoundError:
             return "not installed"
 
-    torch_build = "not installed"
-    spec = importlib.util.find_spec("torch")
-    version_py = Path(spec.origin).parent / "version.py" if spec and spec.origin else None
-    if version_py and version_py.is_file():
-        found = re.search(r"^cuda(?:: \S+)? = '([^']+)'", version_py.read_text(), re.M)
-        torch_build = f"CUDA {found.group(1)}" if found else "a CPU build"
-    nvcc = "not on PATH"
-    if shutil.which("nvcc"):
-        out = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30).stdout
-        nvcc = (re.findall(r"release ([\d.]+)", out) or ["unknown"])[0]
+    built_for, nvcc = cli_doctor.torch_cuda(), cli_doctor.nvcc_release()
+    torch_build = "not installed" if built_for is None else f"CUDA {built_for}" if built_for else "a CPU build"
     return "\n".join([
         f"kernel-harness {harness_version()} (evaluation protocol {PROTOCOL_VERSION}, build protocol {BUILD_PROTOCOL})",
         f"python {platform.python_version()} ({sys.executable})",
         f"torch {torch_version()} ({torch_build})",
         f"triton {installed('triton')}",
-        f"nvcc {nvcc}",
+        f"nvcc {nvcc or 'not on PATH'}",
     ])
 
 

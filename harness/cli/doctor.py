@@ -1,0 +1,195 @@
+"""`harness doctor`: what this machine has of what the harness needs, and what to do about what it lacks.
+
+Each check is read without importing torch (the parent never does): the compilers by running them, torch's CUDA
+from its version.py, GPUs through nvidia-smi, the sandbox by starting one, a model server by listing its models."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from rich.markup import escape
+from rich.table import Table
+
+from harness.cli.console import emit_json, out
+from harness.config import store_settings
+from harness.process import pch_root
+
+MIN_FREE_GB = 5.0  # one precompiled header is ~0.8 GB per flag set; builds ~10-50 MB each
+STYLE = {"ok": "green", "warn": "yellow", "fail": "red", "info": "dim"}
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str     # ok, warn (works, with a caveat), fail (something the harness needs), info (optional, absent)
+    detail: str
+    fix: str = ""
+
+
+def add_parser(sub, store_opts: argparse.ArgumentParser) -> None:
+    doctor = sub.add_parser(
+        "doctor", parents=[store_opts], help="check this machine for what the harness needs, and say what to fix",
+        description="Checks the C++ compiler and ninja (every build), nvcc against torch's CUDA (the cuda target), "
+                    "the visible GPUs, the sandbox every child runs in, free disk for the caches and, when one is "
+                    "given (--base-url or $OPENAI_BASE_URL), the model server. Exit status 0 when nothing failed, "
+                    "1 when something the harness needs is missing.")
+    doctor.add_argument("--base-url", metavar="URL", default=os.environ.get("OPENAI_BASE_URL"),
+                        help="an OpenAI-compatible endpoint to check (default: $OPENAI_BASE_URL; none: not checked)")
+    doctor.add_argument("--json", action="store_true", help="one JSON object a check, in a list")
+    doctor.set_defaults(func=cmd_doctor)
+
+
+def cmd_doctor(args) -> int:
+    settings = store_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db)
+    checks = [compiler(), ninja(), *cuda(), sandbox_check(), disk(settings.results_dir), disk(pch_root()),
+              model_server(args.base_url)]
+    checks = [c for c in checks if c is not None]
+    if args.json:
+        emit_json([asdict(c) for c in checks])
+    else:
+        table = Table(title_justify="left")
+        for column in ("check", "status", "detail", "fix"):
+            table.add_column(column, overflow="fold")
+        for c in checks:
+            table.add_row(escape(c.name), f"[{STYLE[c.status]}]{c.status}[/]", escape(c.detail), escape(c.fix))
+        out.print(table)
+    return 1 if any(c.status == "fail" for c in checks) else 0
+
+
+def _run(argv: list[str]) -> str | None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout + done.stderr if done.returncode == 0 else None
+
+
+def compiler() -> Check:
+    text = _run(["c++", "--version"])
+    if text is None:
+        return Check("C++ compiler", "fail", "no working `c++` on PATH: every build needs one",
+                     "install g++ (Debian/Ubuntu: apt install g++)")
+    return Check("C++ compiler", "ok", text.splitlines()[0])
+
+
+def ninja() -> Check:
+    text = _run(["ninja", "--version"])
+    if text is None:
+        return Check("ninja", "fail", "no `ninja` on PATH: torch's load_inline builds with it",
+                     "pip install ninja")
+    return Check("ninja", "ok", text.strip())
+
+
+def torch_cuda() -> str | None:
+    """The CUDA version torch was built for ("" for a CPU build, None without torch), read from its version.py."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    version_py = Path(spec.origin).parent / "version.py" if spec and spec.origin else None
+    if not (version_py and version_py.is_file()):
+        return None
+    found = re.search(r"^cuda(?:: \S+)? = '([^']+)'", version_py.read_text(), re.M)
+    return found.group(1) if found else ""
+
+
+def nvcc_release() -> str | None:
+    text = _run(["nvcc", "--version"]) if shutil.which("nvcc") else None
+    return (re.findall(r"release ([\d.]+)", text) or ["unknown"])[0] if text is not None else None
+
+
+def cuda() -> list[Check]:
+    """torch, nvcc and the GPUs: the cuda target needs all three, and torch's CUDA major in nvcc."""
+    from harness.device import visible_gpus
+
+    built_for, nvcc, gpus = torch_cuda(), nvcc_release(), visible_gpus()
+    if built_for is None:
+        return [Check("torch", "fail", "torch is not installed", "pip install torch (on a machine without a GPU: "
+                      "pip install torch --index-url https://download.pytorch.org/whl/cpu)")]
+    checks = [Check("torch", "ok", f"built for CUDA {built_for}" if built_for else "a CPU build: the cpu target only")]
+    if gpus:
+        checks.append(Check("GPUs", "ok", ", ".join(f"{g.index}: {g.name} (sm_{g.arch})" for g in gpus)))
+    else:
+        checks.append(Check("GPUs", "info", "none visible (nvidia-smi): the cpu target only"))
+    if not gpus:  # the cuda target cannot run here, whatever nvcc is
+        return checks
+    if not built_for:
+        checks.append(Check("torch's CUDA", "fail", "a GPU is visible but torch is a CPU build",
+                            "install a CUDA build of torch (https://pytorch.org/get-started/locally/)"))
+    if nvcc is None:
+        checks.append(Check("nvcc", "fail", "not on PATH: the cuda target compiles with it",
+                            f"install the CUDA toolkit {built_for or ''} and put its bin/ on PATH (or set CUDA_HOME)"))
+    elif built_for and nvcc.split(".")[0] != built_for.split(".")[0]:
+        checks.append(Check("nvcc", "fail", f"release {nvcc}, but torch was built for CUDA {built_for}: "
+                            "load_inline refuses a different major version",
+                            f"put a CUDA {built_for.split('.')[0]}.x toolkit's nvcc first on PATH"))
+    else:
+        checks.append(Check("nvcc", "ok", f"release {nvcc}" + (f" (torch: CUDA {built_for})" if built_for else "")))
+    return checks
+
+
+def sandbox_check() -> Check:
+    from harness import sandbox
+
+    reason = sandbox.probe()
+    if reason is None:
+        return Check("sandbox", "ok", "user, mount, PID and network namespaces work: every child runs sandboxed")
+    return Check("sandbox", "fail", reason, "allow unprivileged user namespaces (sysctl "
+                 "kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0), or run "
+                 "with --sandbox off (children unisolated; every result carries the flag `unsandboxed`)")
+
+
+def disk(path: Path) -> Check:
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("/"))
+    free = shutil.disk_usage(existing).free / 1e9
+    detail = f"{free:.1f} GB free at {existing}" + ("" if existing == path else f" (for {path})")
+    if free < MIN_FREE_GB:
+        return Check(f"disk: {path.name}", "warn", detail, f"free some space: builds and precompiled headers "
+                     f"need a few GB (`harness cache prune`); under {MIN_FREE_GB:g} GB here")
+    return Check(f"disk: {path.name}", "ok", detail)
+
+
+def model_server(base_url: str | None) -> Check | None:
+    """List the server's models (GET /models), the one request any OpenAI-compatible server answers."""
+    if not base_url:
+        return None
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return Check("model server", "fail", f"{base_url!r} is not an http(s) URL",
+                     "give --base-url (or OPENAI_BASE_URL) as http://HOST:PORT/v1")
+    import base64
+    import json
+    import urllib.error
+    import urllib.request
+
+    key = os.environ.get("OPENAI_API_KEY")
+    shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()  # never print credentials
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    if parts.username is not None:  # credentials in the URL (a proxy's): sent as the model client sends them
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+        headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
+    request = urllib.request.Request(shown.rstrip("/") + "/models", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            body = reply.read(1 << 20)
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            return Check("model server", "fail", f"{shown} refused the key (HTTP {exc.code})",
+                         "set OPENAI_API_KEY to a key this server accepts")
+        return Check("model server", "fail", f"{shown}/models: HTTP {exc.code}",
+                     "check that the URL ends at the API root (often /v1)")
+    except (OSError, ValueError) as exc:
+        return Check("model server", "fail", f"{shown}: {getattr(exc, 'reason', exc)}",
+                     "start the server, or check the host and port")
+    try:
+        models = [m.get("id") for m in json.loads(body).get("data", [])]
+    except (ValueError, AttributeError):
+        return Check("model server", "fail", f"{shown}/models did not answer a model list",
+                     "check that the URL is an OpenAI-compatible API root (often /v1)")
+    return Check("model server", "ok", f"{shown}: {len(models)} model(s): {', '.join(map(str, models[:5]))}")
