@@ -21,6 +21,7 @@ MAY_IMPORT = {
     "llm": SHARED | {"problems", "eval"},
     "api": SHARED | {"problems", "eval", "report", "llm"},
     "cli": SHARED | {"problems", "eval", "report", "llm", "api"},
+    "rl": SHARED | {"problems", "llm", "api"},
     "harness": SHARED | {"problems", "eval", "report", "llm", "api", "cli"},
     "__main__": {"cli"},
 }
