@@ -191,7 +191,8 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
     if request.name and not RUN_NAME.match(request.name):
         raise RunError(f"bad run name {request.name!r}: use letters, digits, '.', '_' and '-' (it names a folder)")
     with Store(settings.db) as store:
-        name, config = plan(request, device, store, mode, connection)
+        name, config = plan(request, device, store, mode, connection, settings.dtype)
+        settings = settings.model_copy(update={"dtype": config.dtype})  # a resumed run keeps its own
         provider = provider_for(config, connection)
         selected = select(config.problems, Path(problems_dir) if problems_dir else settings.problems_dir)
         fits = [p for p in selected if max_memory_gb is None or p.memory_gb is None or p.memory_gb <= max_memory_gb]
@@ -251,13 +252,15 @@ async def _go(loop: Loop, provider: Provider, problems: list[Problem], evaluate_
 GENERATION_FIELDS = ("model", "problems", "samples", "turns", "sampling", "prompts_dir", "backend")
 
 
-def plan(request: RunRequest, device: DeviceInfo, store: Store, mode: str, connection: Connection
-         ) -> tuple[str, RunConfig]:
+def plan(request: RunRequest, device: DeviceInfo, store: Store, mode: str, connection: Connection,
+         dtype: str = "float32") -> tuple[str, RunConfig]:
     """The run's name and config: from the request, or from the stored run on resume."""
     if request.resume:
         name, config = _resumed(request, device, store, mode)
     else:
         name, config = _new(request, device, store, mode, connection)
+        config = config.model_copy(update={"dtype": dtype})
+        _same_as_stored(name, config, store)
     if request.prices is not None:
         config = config.model_copy(update={"price_in": request.prices[0], "price_out": request.prices[1]})
     return name, config
@@ -291,17 +294,20 @@ def _new(request: RunRequest, device: DeviceInfo, store: Store, mode: str, conne
         samples=request.samples or 1, turns=request.turns or 1, sampling=request.sampling or Sampling(),
         prompts_dir=str(Path(request.prompts_dir).resolve()) if request.prompts_dir else None)
     offline_name = "reference" + ("-triton" if backend == "triton" else "") + f"-{device.target}"
-    name = request.name or default_run_name(mode if request.model else offline_name)
+    return request.name or default_run_name(mode if request.model else offline_name), config
+
+
+def _same_as_stored(name: str, config: RunConfig, store: Store) -> None:
+    """A run named again (not resumed) must ask and evaluate as it did."""
     stored = store.run_config(name)
     if stored:
         before = RunConfig.model_validate_json(stored)
-        fixed = ("model", "base_url", "target", "backend", "sampling", "prompts_dir")
+        fixed = ("model", "base_url", "target", "backend", "sampling", "prompts_dir", "dtype")
         changed = [f for f in fixed if getattr(before, f) != getattr(config, f)]
         if changed:
             raise RunError(f"run {name!r} was made with other settings ({', '.join(changed)}: "
                            f"{', '.join(repr(getattr(before, f)) for f in changed)}); continue it with "
                            "resume, or pick a new run name")
-    return name, config
 
 
 def redact_url_loosely(url: str) -> str:

@@ -32,6 +32,10 @@ class SettingsError(ValueError):
     names the setting and where it came from; the CLI reports it with exit status 2."""
 
 
+# What the flag and the variable take: the short names, and torch's.
+DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+
+
 class Settings(Frozen):
     """Everything an evaluation needs to know besides the problems and candidates."""
 
@@ -50,7 +54,8 @@ class Settings(Frozen):
                                                               "local one)")
     gpus: int = Field(default=0, ge=0, description="Evaluate on at most this many GPUs at once (0: every visible GPU "
                                                    "of the first one's model)")
-    dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
+    dtype: Literal["float32", "float16", "bfloat16"] = Field(
+        default="float32", description="Floating inputs and parameters are cast to this (fp32, fp16 or bf16)")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Adaptive timing settings")
     force: bool = Field(default=False, description="Build and evaluate again from scratch, even if the store and "
                                                    "the build cache have the result")
@@ -81,6 +86,11 @@ class Settings(Frozen):
     solutions_dir: Path = Field(default=Path("solutions"), validate_default=True,
                                 description="Where generated candidates are written, as "
                                             "<solutions_dir>/<run>/<problem id>/sampleS_turnT.py")
+
+    @field_validator("dtype", mode="before")
+    @classmethod
+    def _dtype(cls, value):
+        return DTYPE_ALIASES.get(value, value) if isinstance(value, str) else value
 
     @field_validator("results_dir", "db_path", "problems_dir", "solutions_dir")
     @classmethod
@@ -117,7 +127,7 @@ FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials"
          "force": "--force", "max_speedup": "--max-speedup", "min_coverage": "--min-coverage",
          "compile_baselines": "--compile-baselines",
          "contention_wait_s": "--contention-wait", "problems_dir": "--problems-dir",
-         "solutions_dir": "--solutions-dir", "sandbox": "--sandbox"}
+         "solutions_dir": "--solutions-dir", "sandbox": "--sandbox", "dtype": "--dtype"}
 # Settable only by code (load_settings(static_rules=False), Settings(...)): switching the integrity rules off is
 # for testing the runtime defenses, never something a config file or a stray variable should do.
 INTERNAL = frozenset({"static_rules"})

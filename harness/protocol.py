@@ -10,6 +10,17 @@ from pydantic import ConfigDict, Field, model_validator
 
 from harness.types import CheckResult, Coverage, Frozen, Status, Target, Timing, TimingSettings
 
+# atol = rtol by evaluation dtype. A problem's own TOLERANCE / ATOL / RTOL is for fp32: in half precision these
+# are the least that holds (child/check.py).
+DTYPE_TOLERANCE = {"float32": 1e-4, "float64": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
+HALF_DTYPES = ("float16", "bfloat16")
+
+
+def tolerances(dtype: str, atol: float | None, rtol: float | None) -> tuple[float, float]:
+    default = DTYPE_TOLERANCE.get(dtype, 1e-4)
+    floor = default if dtype in HALF_DTYPES else 0.0
+    return (default if atol is None else max(atol, floor)), (default if rtol is None else max(rtol, floor))
+
 
 class OutputStats(Frozen):
     """One reference output's values, for the degeneracy checks: numel alone for an empty output; numel,

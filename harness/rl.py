@@ -44,14 +44,15 @@ MACHINE_FLAGS = frozenset({"contended"})
 
 
 def render_prompt(problem: ProblemRef, *, target: Target | None = None, backend: Backend = "cuda",
-                  prompts_dir: str | Path | None = None, problems_dir: str | Path | None = None) -> list[dict]:
+                  dtype: str = "float32", prompts_dir: str | Path | None = None,
+                  problems_dir: str | Path | None = None) -> list[dict]:
     """The chat messages (system, then the first user turn) `harness run` sends for this problem, with this
-    machine's device facts (the target's: a GPU's, or the CPU's)."""
+    machine's device facts (the target's: a GPU's, or the CPU's), evaluated in `dtype`."""
     device = discover(target)
     found = problem if isinstance(problem, Problem) else resolve(str(problem), Path(problems_dir) if problems_dir
                                                                  else None)
     return Prompts(device.target, Path(prompts_dir) if prompts_dir else None, backend).first_messages(
-        found, gather(device))
+        found, gather(device), dtype)
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def verl_score(data_source, solution_str: str, ground_truth, extra_info=None, **
 def verl_batch_score(data_sources, solution_strs, ground_truths, extra_infos=None, **_) -> list[dict]:
     """verl's batch `compute_score` (reward_manager=batch, .name=verl_batch_score): one dict per sample, `score`
     first, with `correct`, `speedup` and `measured` beside it for verl's metrics."""
-    results = evaluate_texts(_shared.evaluator, list(ground_truths), list(solution_strs))
+    results = _shared.last_results = evaluate_texts(_shared.evaluator, list(ground_truths), list(solution_strs))
     scores = []
     for result in results:
         reward = _shared.shaping.reward(result)

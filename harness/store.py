@@ -257,9 +257,9 @@ class Store:
         return Peaks.model_validate_json(found[0])
 
     def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str,
-             build_protocol: int, sandboxed: bool = True) -> tuple[int, EvalResult] | None:
+             build_protocol: int, sandboxed: bool = True, dtype: str = "float32") -> tuple[int, EvalResult] | None:
         """The latest reusable evaluation of this candidate on this problem and device, under the current
-        evaluation protocol and build recipe (timeouts, harness errors and results timed on a contended device
+        evaluation protocol, build recipe and dtype (timeouts, harness errors and results timed on a contended device
         are retried; a sandboxed run takes no result of an unsandboxed one)."""
         unsandboxed = "AND e.flags NOT LIKE '%\"unsandboxed\"%' " if sandboxed else ""
         rows = self.db.execute(
@@ -267,9 +267,10 @@ class Store:
             "FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
             "WHERE e.candidate_sha256 = ? AND e.problem_sha256 = ? AND e.device_name = ? AND e.target = ? "
             "AND e.protocol_version = ? AND json_extract(e.result_json, '$.build_protocol') = ? "
+            "AND json_extract(e.result_json, '$.dtype') = ? "
             "AND e.status NOT IN ('timeout', 'harness_error') AND e.flags NOT LIKE '%\"contended\"%' "
             f"{unsandboxed}ORDER BY e.id DESC",
-            (candidate_sha256, problem_sha256, device_name, target, PROTOCOL_VERSION, build_protocol))
+            (candidate_sha256, problem_sha256, device_name, target, PROTOCOL_VERSION, build_protocol, dtype))
         for row_id, build_log, digest, *sealed in rows:
             if _sealed(digest, sealed, f"evaluation {row_id}"):
                 return row_id, self._load(sealed[-1], build_log)

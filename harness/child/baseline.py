@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from harness.child import observe as cpu_load
-from harness.child.check import compare, tolerances
+from harness.child.check import compare
 from harness.child.common import (
     construct,
     describe,
@@ -34,7 +34,7 @@ from harness.child.common import (
 from harness.child.gate import Stage, static_observation
 from harness.child.timing import Side, summarize, time_interleaved
 from harness.process import append_line
-from harness.protocol import BaselineItem, BaselineSpec
+from harness.protocol import BaselineItem, BaselineSpec, tolerances
 from harness.types import BASELINE_KINDS, Baseline, Peaks
 
 PEAK_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -63,7 +63,7 @@ def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync)
     costs = problem_costs(problem, dtype)  # a meta-device forward: no memory, any size
     init = problem.get_init_inputs()
     init_seed = trial_seed(spec.seed, "init")
-    atol, rtol = tolerances(dtype, item.atol, item.rtol)
+    atol, rtol = tolerances(spec.dtype, item.atol, item.rtol)
     failed: dict[str, str] = {}
     with torch.no_grad():
         models = {"eager": construct(problem.Model, init, device, dtype, init_seed)}

@@ -12,17 +12,11 @@ import torch
 
 from harness.protocol import OutputStats
 
-DEFAULT_TOLERANCE = {torch.float32: 1e-4, torch.float64: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2}
 CHUNK = 1 << 24
 SEED_SAMPLE = 1 << 16  # elements of each reference output compared between two seeds
 # A reference output "varies" when its std is at least this share of its mean |x| (problems/gate.py's MIN_REL_STD):
 # a candidate output that is one value everywhere is then wrong, whatever the absolute tolerance lets through.
 VARIES_REL_STD = 1e-3
-
-
-def tolerances(dtype: torch.dtype, atol: float | None, rtol: float | None) -> tuple[float, float]:
-    default = DEFAULT_TOLERANCE.get(dtype, 1e-4)
-    return (default if atol is None else atol), (default if rtol is None else rtol)
 
 
 @dataclass

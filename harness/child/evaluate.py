@@ -35,7 +35,6 @@ from harness.child.check import (
     output_stats,
     seed_sample,
     tensors,
-    tolerances,
     varies,
 )
 from harness.child.common import (
@@ -54,7 +53,7 @@ from harness.child.remote import KEPT, Remote
 from harness.child.timing import Side, time_interleaved
 from harness.freeze import Freezer
 from harness.process import write_atomic
-from harness.protocol import WorkerReport, WorkerSpec
+from harness.protocol import WorkerReport, WorkerSpec, tolerances
 from harness.types import HARNESS_ERROR, CheckResult
 
 _clock_ns = time.perf_counter_ns
@@ -92,7 +91,7 @@ class Evaluation:
         self.device, device_name, self.timer, self.sync = target_device(torch, spec.target)
         remote.device = self.device
         self.dtype = getattr(torch, spec.dtype)
-        self.atol, self.rtol = tolerances(self.dtype, spec.atol, spec.rtol)
+        self.atol, self.rtol = tolerances(spec.dtype, spec.atol, spec.rtol)
         self.stages: dict[str, float] = {}  # seconds spent setting up, checking, timing (filled in as they end)
         self.fields = dict(device_name=device_name, torch_version=torch.__version__, stages=self.stages)
         self.trials_run = self.rechecked = 0

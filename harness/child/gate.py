@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from harness.child.check import compare_tensor, output_stats, tensors, tolerances
+from harness.child.check import compare_tensor, output_stats, tensors
 from harness.child.common import (
     construct,
     describe,
@@ -39,6 +39,7 @@ from harness.protocol import (
     ShapeFacts,
     TensorComparison,
     TensorShape,
+    tolerances,
 )
 from harness.types import TimingSettings
 
@@ -146,7 +147,7 @@ def full_observation(module, target: str, atol_override, rtol_override) -> GateO
     shapes, flops, flop_count_error = static.shapes, static.flops, None
     device = torch.device("cuda", 0) if target == "cuda" else torch.device("cpu")
     dtype = torch.float32
-    atol, rtol = tolerances(dtype, atol_override, rtol_override)
+    atol, rtol = tolerances("float32", atol_override, rtol_override)
     cuda = device.type == "cuda"
     if cuda:
         exact_fp32(torch)  # as in evaluations

@@ -87,7 +87,9 @@ def cmd_eval(args) -> int:
 def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]) -> None:
     problems = sorted({r.problem_id for r in results})
     device = results[0].device_name if results else ""
-    table = Table(title=escape(f"{', '.join(problems)} on {device}"), title_justify="left")
+    dtypes = sorted({r.dtype for r in results if r.dtype != "float32"})  # fp32 is the default, said nowhere
+    title = f"{', '.join(problems)} on {device}" + (f" in {', '.join(dtypes)}" if dtypes else "")
+    table = Table(title=escape(title), title_justify="left")
     numbers = ("speedup", "vs compile", "ms", "ref ms", "% SOL", "coverage", "max abs err")
     for name in ("candidate", "status", *numbers, "flags"):
         table.add_column(

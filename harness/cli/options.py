@@ -72,6 +72,9 @@ def eval_options(problems: argparse.ArgumentParser, store: argparse.ArgumentPars
         help="on (default): every build and evaluation child runs in a sandbox (read-only files but "
              "its own scratch directory, no network, no way out of its process tree); off: without "
              "one, where the kernel refuses it; such results are flagged unsandboxed")
+    add("--dtype", choices=("fp32", "fp16", "bf16", "float32", "float16", "bfloat16"),
+        help="precision of floating inputs and parameters (default fp32); tolerances follow it (fp32 1e-4, "
+             "fp16/bf16 1e-2, or a problem's own where looser), and baselines are measured and stored per dtype")
     add("--max-speedup", type=positive(float), metavar="X",
         help="flag speedups over eager above this as implausible_speedup; flagged results are not counted (default 10)")
     add("--min-coverage", type=float, metavar="SHARE",
@@ -90,5 +93,5 @@ def settings_from(args: argparse.Namespace) -> Settings:
                          executor=args.executor, ray_address=args.ray_address,
                          max_speedup=args.max_speedup, min_coverage=args.min_coverage,
                          compile_baselines=args.compile_baselines or None,
-                         contention_wait_s=args.contention_wait, sandbox=args.sandbox,
+                         contention_wait_s=args.contention_wait, sandbox=args.sandbox, dtype=args.dtype,
                          timing={"budget_s": args.timing_budget})

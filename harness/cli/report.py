@@ -93,7 +93,7 @@ def cmd_baseline(args) -> int:
     kinds = _kinds(args.kinds)
     device = discover(args.target)
     settings = load_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db,
-                             timing={"budget_s": args.timing_budget})
+                             timing={"budget_s": args.timing_budget}, dtype=args.dtype)
     selector = ",".join([*(args.problem or []), *filter(None, [args.problems])]) or DEFAULT_SET[device.target]
     problems = memory_filter(problem_index.select(selector, problem_root(args)), args.max_memory_gb)
     wrong = [p.id for p in problems if p.target != device.target]
@@ -258,6 +258,8 @@ def add_parsers(sub, problems_opts, store_opts, store_only) -> None:
     base.add_argument("--kinds", default=",".join(BASELINE_KINDS), metavar="K1,K2",
                       help=f"which baselines: {', '.join(BASELINE_KINDS)} (default: all; eager is always measured)")
     base.add_argument("--force", action="store_true", help="measure again even if stored")
+    base.add_argument("--dtype", choices=("fp32", "fp16", "bf16", "float32", "float16", "bfloat16"),
+                      help="precision of the inputs and parameters (default fp32; stored per dtype)")
     base.add_argument("--timing-budget", type=positive(float), metavar="S",
                       help="seconds of timing per baseline before stopping unconverged (default 5)")
     base.add_argument("--max-memory-gb", type=positive(float), metavar="GB",

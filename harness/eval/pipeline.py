@@ -109,7 +109,8 @@ def settle(job: Job, device: DeviceInfo, settings: Settings, store: Store
             return job, result_for(job, device, settings.dtype, status="rejected", error=rules.message()), None
         job = replace(job, flags=rules.flags)
     hit = None if settings.force else store.find(job.candidate.sha256, job.problem.sha256, device.name,
-                                                  device.target, BUILD_PROTOCOL, sandboxed=settings.sandbox == "on")
+                                                  device.target, BUILD_PROTOCOL, sandboxed=settings.sandbox == "on",
+                                                  dtype=settings.dtype)
     if not hit:
         return job, None, None
     row_id, stored = hit

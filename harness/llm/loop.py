@@ -57,6 +57,7 @@ class RunConfig(Frozen):
     turns: int = Field(default=1, ge=1, description="Turns per conversation")
     sampling: Sampling = Field(default_factory=Sampling, description="Sampling parameters")
     prompts_dir: str | None = Field(default=None, description="Prompt templates; None for the built-in ones")
+    dtype: str = Field(default="float32", description="Evaluation dtype: the prompt says it, every turn uses it")
     price_in: float | None = Field(default=None, description="USD per million prompt tokens, for the cost")
     price_out: float | None = Field(default=None, description="USD per million completion tokens")
 
@@ -110,7 +111,7 @@ class Loop:
     async def go(self, problems: list[Problem], *, evaluate_turns: bool = True) -> list[TurnOutcome]:
         """Every conversation through every turn (only the first, without evaluation, if not evaluate_turns)."""
         self.kind = "run" if evaluate_turns else "generate"
-        conversations = [Conversation(p, s, self.prompts.first_messages(p, self.facts))
+        conversations = [Conversation(p, s, self.prompts.first_messages(p, self.facts, self.config.dtype))
                          for p in problems for s in range(1, self.config.samples + 1)]
         turns = self.config.turns if evaluate_turns else 1
         outcomes: list[TurnOutcome] = []

@@ -9,6 +9,7 @@ import jinja2
 
 from harness.data import prompts_root
 from harness.eval.build import error_lines
+from harness.protocol import tolerances
 from harness.types import Backend, EvalResult, Problem, Target, TargetFacts
 
 DEFAULT_DIR = prompts_root()
@@ -44,9 +45,11 @@ class Prompts:
             where = f"{exc.filename or path}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else path
             raise PromptError(f"prompt template {where} ({self.directory}): {type(exc).__name__}: {exc}") from None
 
-    def first_messages(self, problem: Problem, facts: TargetFacts) -> list[dict[str, str]]:
-        """The system prompt and the first user turn for a problem."""
-        user = self._render("first_turn.j2", problem=problem, facts=facts,
+    def first_messages(self, problem: Problem, facts: TargetFacts, dtype: str = "float32") -> list[dict[str, str]]:
+        """The system prompt and the first user turn for a problem, evaluated in `dtype`."""
+        atol, rtol = tolerances(dtype, problem.atol, problem.rtol)
+        user = self._render("first_turn.j2", problem=problem, facts=facts, dtype=dtype,
+                            tolerance=f"{atol:g}" if atol == rtol else f"{atol:g} (atol), {rtol:g} (rtol)",
                             reference_source=Path(problem.path).read_text(),
                             example_problem=self.example_problem, example_solution=self.example_solution)
         return [{"role": "system", "content": self._render("system.j2", facts=facts)},

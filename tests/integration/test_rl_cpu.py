@@ -25,9 +25,13 @@ def test_render_prompt_is_what_harness_run_sends(tmp_path):
                        "cpu/relu", "--backend", "triton", "--results-dir", tmp_path, "--json",
                        env={"OPENAI_API_KEY": "k"})
         assert proc.returncode == 0, proc.stderr
-        sent = server.received[0]["messages"]
+        proc = run_cli("run", "--target", "cpu", "--model", "m", "--base-url", server.base_url, "--problems",
+                       "cpu/relu", "--results-dir", tmp_path, "--json", "--dtype", "fp16", env={"OPENAI_API_KEY": "k"})
+        assert proc.returncode == 0, proc.stderr
+        sent, sent_half = (body["messages"] for body in server.received)
     assert rl.render_prompt("cpu/relu", target="cpu", backend="triton") == sent
     assert rl.render_prompt("cpu/relu", target="cpu") != sent  # the load_inline prompt is another
+    assert rl.render_prompt("cpu/relu", target="cpu", dtype="float16") == sent_half
 
 
 @pytest.fixture(scope="module")
@@ -44,18 +48,25 @@ def test_grpo_reward_as_trl_calls_it(evaluator):
                      problem=["cpu/relu"] * 4, trainer_state=None)
     statuses = [r and r.status for r in reward.last_results]
     assert statuses == ["correct", "incorrect", None, "correct"], [r and r.error for r in reward.last_results]
-    # correct in Triton's interpreter: flagged `interpreted`, so its speed earns nothing (exactly the correct reward)
+    # correct in Triton's interpreter: flagged `interpreted`, so its speed earns nothing (exactly the correct reward);
+    # on cores other processes used while it was timed (`contended`), no reward at all
     assert "interpreted" in reward.last_results[0].flags
-    assert rewards == [1.0, 0.1, 0.0, 1.0]
+    assert rewards == [correct_reward(reward.last_results[0]), 0.1, 0.0, correct_reward(reward.last_results[3])]
     with pytest.raises(ValueError, match="'problem' column"):
         reward(prompts=["p"], completions=[fenced(RELU)])
+
+
+def correct_reward(result: EvalResult) -> float | None:
+    return None if "contended" in result.flags else 1.0
 
 
 def test_verl_scores(evaluator, monkeypatch):
     monkeypatch.setattr(rl._shared, "_evaluator", evaluator)
     batch = rl.verl_batch_score(data_sources=["kernels"] * 2, solution_strs=[fenced(RELU), "no code"],
                                 ground_truths=["cpu/relu"] * 2, extra_infos=[{}, {}])
-    assert batch == [{"score": 1.0, "measured": 1.0, "correct": 1.0, "speedup": batch[0]["speedup"]},
+    measured = correct_reward(rl._shared.last_results[0]) is not None
+    assert batch == [{"score": 1.0 * measured, "measured": float(measured), "correct": 1.0,
+                      "speedup": batch[0]["speedup"]},
                      {"score": 0.0, "measured": 1.0, "correct": 0.0, "speedup": 0.0}]
     assert batch[0]["speedup"] > 0
     one = rl.verl_score(data_source="kernels", solution_str=fenced(WRONG), ground_truth="cpu/relu", extra_info={})

@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from harness.child.check import compare, same_values, tolerances
+from harness.child.check import compare, same_values
+from harness.protocol import tolerances
 
 
 def test_identical_outputs_pass():
@@ -70,10 +71,12 @@ def test_tuple_outputs():
 
 
 def test_half_precision_defaults_are_looser():
-    assert tolerances(torch.float32, None, None) == (1e-4, 1e-4)
-    assert tolerances(torch.float16, None, None) == (1e-2, 1e-2)
-    assert tolerances(torch.bfloat16, None, None) == (1e-2, 1e-2)
-    assert tolerances(torch.float32, 1e-3, None) == (1e-3, 1e-4)
+    assert tolerances("float32", None, None) == (1e-4, 1e-4)
+    assert tolerances("float16", None, None) == (1e-2, 1e-2)
+    assert tolerances("bfloat16", None, None) == (1e-2, 1e-2)
+    assert tolerances("float32", 1e-3, None) == (1e-3, 1e-4)
+    assert tolerances("float32", 1e-5, 1e-5) == (1e-5, 1e-5)  # a problem's own, for fp32
+    assert tolerances("float16", 1e-5, 3e-2) == (1e-2, 3e-2)  # in half precision, never tighter than the dtype's
 
 
 def test_large_tensors_are_compared_in_chunks(monkeypatch):

@@ -215,8 +215,8 @@ def test_config_show_json(tmp_path, monkeypatch, capsys):
     assert list(rows) == list(SETTINGS)
     assert rows["trials"]["value"] == 3 and rows["trials"]["source"] == f"config file {config}"
     assert rows["dtype"] == {"setting": "dtype", "value": "float16", "source": "env HARNESS_DTYPE",
-                             "description": "Floating inputs and parameters are cast to this",
-                             "env": "HARNESS_DTYPE", "flag": None}
+                             "description": "Floating inputs and parameters are cast to this (fp32, fp16 or bf16)",
+                             "env": "HARNESS_DTYPE", "flag": "--dtype"}
     assert rows["results_dir"]["value"] == str(tmp_path / "results") and rows["db_path"]["value"] is None
 
 
@@ -244,3 +244,13 @@ def test_config_show_takes_a_shared_config_option():
     cli_config.add_parser(parser.add_subparsers(dest="command", required=True), shared)
     args = parser.parse_args(["config", "show", "--config", "x.toml"])
     assert args.config == Path("x.toml") and args.json is False
+
+
+def test_dtype_takes_short_and_torch_names(monkeypatch):
+    assert load_settings().dtype == "float32"
+    assert load_settings(dtype="fp16").dtype == "float16" and load_settings(dtype="bfloat16").dtype == "bfloat16"
+    monkeypatch.setenv("HARNESS_DTYPE", "bf16")
+    assert load_settings().dtype == "bfloat16"
+    monkeypatch.setenv("HARNESS_DTYPE", "fp8")
+    with pytest.raises(SettingsError, match=r"dtype \(env HARNESS_DTYPE\)"):
+        load_settings()

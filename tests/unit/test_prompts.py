@@ -106,3 +106,14 @@ def test_user_prompt_dir_is_validated_and_strict(tmp_path):
     problem = problems.resolve("cpu/relu", REPO / "problems")
     with pytest.raises(PromptError, match="system.j2.*langauge"):
         Prompts("cpu", tmp_path).first_messages(problem, CPU)
+
+
+@pytest.mark.parametrize("kind", ["cuda", "cpu", "triton"])
+def test_the_prompt_says_the_dtype_and_its_tolerance(kind):
+    problem = problems.resolve("cpu/relu", REPO / "problems")
+    target = "cpu" if kind == "cpu" else "cuda"
+    prompts = Prompts(target, backend="triton" if kind == "triton" else "cuda")
+    fp32 = prompts.first_messages(problem, CPU if kind == "cpu" else GPU)[1]["content"]
+    assert "within atol/rtol 1e-4 (fp32)" in fp32 and "float16" not in fp32
+    fp16 = prompts.first_messages(problem, CPU if kind == "cpu" else GPU, "float16")[1]["content"]
+    assert "within atol/rtol 0.01 (floating inputs and parameters are float16" in fp16
