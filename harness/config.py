@@ -34,6 +34,7 @@ class SettingsError(ValueError):
 
 # What the flag and the variable take: the short names, and torch's.
 DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+DTYPE_CHOICES = ("fp32", "fp16", "bf16", "float32", "float16", "bfloat16")  # --dtype's
 
 
 class Settings(Frozen):

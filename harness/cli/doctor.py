@@ -171,7 +171,7 @@ def model_server(base_url: str | None) -> Check | None:
     key = os.environ.get("OPENAI_API_KEY")
     shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()  # never print credentials
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    if parts.username is not None:  # credentials in the URL (a proxy's): sent as the model client sends them
+    if parts.username is not None:  # credentials in the URL (a proxy's): sent as HTTP basic auth
         pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
         headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
     request = urllib.request.Request(shown.rstrip("/") + "/models", headers=headers)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.cli.config import config_option
 from harness.cli.console import positive
-from harness.config import Settings, load_settings
+from harness.config import DTYPE_CHOICES, Settings, load_settings
 from harness.types import TARGETS
 
 
@@ -72,7 +72,7 @@ def eval_options(problems: argparse.ArgumentParser, store: argparse.ArgumentPars
         help="on (default): every build and evaluation child runs in a sandbox (read-only files but "
              "its own scratch directory, no network, no way out of its process tree); off: without "
              "one, where the kernel refuses it; such results are flagged unsandboxed")
-    add("--dtype", choices=("fp32", "fp16", "bf16", "float32", "float16", "bfloat16"),
+    add("--dtype", choices=DTYPE_CHOICES,
         help="precision of floating inputs and parameters (default fp32); tolerances follow it (fp32 1e-4, "
              "fp16/bf16 1e-2, or a problem's own where looser), and baselines are measured and stored per dtype")
     add("--max-speedup", type=positive(float), metavar="X",

@@ -28,7 +28,7 @@ from harness.cli.console import (
     problem_root,
 )
 from harness.cli.problems import memory_filter
-from harness.config import load_settings, store_settings
+from harness.config import DTYPE_CHOICES, load_settings, store_settings
 from harness.device import discover
 from harness.eval import cpu_ceiling
 from harness.eval.baseline import device_peaks, measure_baselines, trusted
@@ -258,7 +258,7 @@ def add_parsers(sub, problems_opts, store_opts, store_only) -> None:
     base.add_argument("--kinds", default=",".join(BASELINE_KINDS), metavar="K1,K2",
                       help=f"which baselines: {', '.join(BASELINE_KINDS)} (default: all; eager is always measured)")
     base.add_argument("--force", action="store_true", help="measure again even if stored")
-    base.add_argument("--dtype", choices=("fp32", "fp16", "bf16", "float32", "float16", "bfloat16"),
+    base.add_argument("--dtype", choices=DTYPE_CHOICES,
                       help="precision of the inputs and parameters (default fp32; stored per dtype)")
     base.add_argument("--timing-budget", type=positive(float), metavar="S",
                       help="seconds of timing per baseline before stopping unconverged (default 5)")

@@ -8,15 +8,11 @@ from harness import Evaluator, rl
 from harness.config import load_settings
 from harness.types import EvalResult
 from tests.conftest import REPO, run_cli
-from tests.openai_server import FakeOpenAI
+from tests.openai_server import FakeOpenAI, fenced
 
 RELU = (REPO / "tests" / "fixtures" / "solutions" / "triton" / "cpu" / "relu.py").read_text()
 WRONG = RELU.replace("tl.maximum(x, 0.0)", "tl.maximum(x, 0.0) + 0.5")
 assert WRONG != RELU
-
-
-def fenced(source: str) -> str:
-    return f"Here it is.\n\n```python\n{source}```\n"
 
 
 def test_render_prompt_is_what_harness_run_sends(tmp_path):
