@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 from rich.markup import escape
 from rich.table import Table
 
+from harness.api import Connection
 from harness.cli.console import emit_json, out
 from harness.config import store_settings
 from harness.process import pch_root
@@ -39,8 +40,8 @@ def add_parser(sub, store_opts: argparse.ArgumentParser) -> None:
         description="Checks the C++ compiler and ninja (every build), nvcc against torch's CUDA (the cuda target), "
                     "the visible GPUs, the sandbox every child runs in, free disk for the caches and, when one is "
                     "given (--base-url or $OPENAI_BASE_URL), the model server. Exit status 0 when nothing failed, "
-                    "1 when something the harness needs is missing.")
-    doctor.add_argument("--base-url", metavar="URL", default=os.environ.get("OPENAI_BASE_URL"),
+                    "1 when something the harness needs is missing; 2 for a malformed URL, before anything runs.")
+    doctor.add_argument("--base-url", metavar="URL",
                         help="an OpenAI-compatible endpoint to check (default: $OPENAI_BASE_URL; none: not checked)")
     doctor.add_argument("--json", action="store_true", help="one JSON object a check, in a list")
     doctor.set_defaults(func=cmd_doctor)
@@ -48,8 +49,9 @@ def add_parser(sub, store_opts: argparse.ArgumentParser) -> None:
 
 def cmd_doctor(args) -> int:
     settings = store_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db)
+    base_url = Connection(base_url=args.base_url).server()  # a malformed one: RunError, exit 2, as for `run`
     checks = [compiler(), ninja(), *cuda(), sandbox_check(), disk(settings.results_dir), disk(pch_root()),
-              model_server(args.base_url)]
+              model_server(base_url)]
     checks = [c for c in checks if c is not None]
     if args.json:
         emit_json([asdict(c) for c in checks])
@@ -156,13 +158,11 @@ def disk(path: Path) -> Check:
 
 
 def model_server(base_url: str | None) -> Check | None:
-    """List the server's models (GET /models), the one request any OpenAI-compatible server answers."""
+    """List the server's models (GET /models), the one request any OpenAI-compatible server answers; `base_url`
+    is checked well-formed already (Connection.server)."""
     if not base_url:
         return None
     parts = urlsplit(base_url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return Check("model server", "fail", f"{base_url!r} is not an http(s) URL",
-                     "give --base-url (or OPENAI_BASE_URL) as http://HOST:PORT/v1")
     import base64
     import json
     import urllib.error

@@ -48,7 +48,10 @@ def test_the_model_server_is_asked_for_its_models(tmp_path):
     gone = run_cli("doctor", "--json", "--results-dir", tmp_path, "--base-url", server.base_url)  # server stopped
     assert gone.returncode == 1 and checks(gone)["model server"]["fix"].startswith("start the server")
     bad = run_cli("doctor", "--json", "--results-dir", tmp_path, "--base-url", "localhost:8000")
-    assert bad.returncode == 1 and "not an http(s) URL" in checks(bad)["model server"]["detail"]
+    assert bad.returncode == 2 and "--base-url 'localhost:8000' is not an http(s) URL" in bad.stderr, bad.stderr
+    assert bad.stdout == ""  # refused before any check ran
+    bad = run_cli("doctor", "--json", "--results-dir", tmp_path, env={"OPENAI_BASE_URL": "http://h:port/v1"})
+    assert bad.returncode == 2 and "OPENAI_BASE_URL" in bad.stderr, bad.stderr
 
 
 @pytest.mark.parametrize(("torch_cuda", "nvcc", "status"), [
