@@ -293,6 +293,8 @@ class Baseline(Frozen):
     flops: int | None = Field(default=None, description="Minimal FLOPs: FLOPS, else torch's FLOP counter")
     foreign_cpu: float | None = Field(default=None, description="cpu: the share of the cores' time other processes "
                                                                 "used while it was timed")
+    confirmations: int = Field(default=0, description="Eager: how many later measurements, each in its own child, "
+                               "agreed with it (0: provisional, measured again; baseline.settle)")
 
 
 class Peaks(Frozen):
@@ -392,8 +394,3 @@ class GateResult(Frozen):
     peak_memory_gb: float | None = Field(default=None, description="Peak device memory of an evaluation (measured "
                                                                    "on cuda, estimated from tensor sizes on cpu)")
     duration_s: float = Field(default=0.0, description="Time the gate spent on this problem")
-
-
-# ---- the quality gate's child protocol: harness/child/gate.py observes, harness/problems/gate.py decides ----
-
-

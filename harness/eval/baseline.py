@@ -5,8 +5,9 @@ Kinds (types.BASELINE_KINDS): `eager`, the reference as written, which every eva
 candidate that slows the reference down beside it shows up as `reference_slowed`); and the torch.compile
 modes, measured on request (`harness baseline`, or `--compile-baselines`), each timed interleaved with
 eager so its ratio to eager is exact. A torch.compile that fails is stored with its error, not retried. An
-eager time taken while other processes used the cores, or too noisy to trust, serves its run and is measured
-again by the next one.
+eager time is trusted only once two clean measurements (own spread low, cores not contended), each in its own
+child and in practice from two runs, agree within AGREEMENT (15 %), and then the faster is kept. Until then it is
+provisional: the faster clean one so far is stored and serves the run, and the next run measures again.
 
 Peaks: the device's memory bandwidth and GEMM FLOP/s, measured once per device and torch version (on a
 CPU, again on later runs while every measurement was contended: cpu_ceiling.py), from which roofline.py
@@ -31,6 +32,11 @@ CHILD_SLACK_S = 120.0     # start-up and input generation, per problem
 COMPILE_ALLOWANCE_S = 900.0  # per torch.compile mode and problem (max-autotune benchmarks many kernels)
 PEAKS_TIMEOUT_S = 600.0
 NOISY_BASELINE_RSE = 0.05  # a stored baseline's relative standard error is at most this (timing aims at 0.01)
+# Two clean eager medians agree when the slower is at most this much above the faster: each may have an rse up to
+# 5 % (their difference: ~7 % one sigma), clean children of cpu/relu differ by ~3 %, a neighbour's burst (12 ms
+# for 0.9) is far outside. The faster is kept: an honest reference as slow as the slower one is still 1.5 / 1.15
+# = 1.3x short of reference_slowed (plausibility.SLOW_FACTOR, 1.5x the baseline).
+AGREEMENT = 0.15
 
 Measured = dict[str, dict[str, Baseline]]  # problem sha256 -> kind -> baseline
 
@@ -41,12 +47,40 @@ def baseline_key(problem: Problem, device: DeviceInfo, settings: Settings, kind:
 
 def trusted(kind: str, baseline: Baseline) -> bool:
     """Whether a stored measurement may stand for later runs. An eager time is compared with every later
-    evaluation's reference (reference_slowed) and shown as the problem's: not one taken while other processes
-    used the cores, nor one whose own spread says it was disturbed (it serves its run, and the next run measures
-    it again). A torch.compile kind counts by its ratio to eager, timed interleaved with it."""
+    evaluation's reference (reference_slowed) and shown as the problem's: only a clean one that a later clean
+    measurement agreed with (settle), since a neighbour the counters cannot see (another VM) slows a whole
+    measurement evenly. A torch.compile kind counts by its ratio to eager, timed interleaved with it."""
     if baseline.timing is None or kind != "eager":
         return True
-    return baseline.timing.rse <= NOISY_BASELINE_RSE and (baseline.foreign_cpu or 0.0) <= CONTENDED_SHARE
+    return clean(baseline) and baseline.confirmations >= 1
+
+
+def clean(baseline: Baseline) -> bool:
+    """An eager time that neither its own spread nor the cores' counters say was disturbed."""
+    return (baseline.timing is not None and baseline.timing.rse <= NOISY_BASELINE_RSE
+            and (baseline.foreign_cpu or 0.0) <= CONTENDED_SHARE)
+
+
+def settle(stored: Baseline | None, new: Baseline) -> Baseline:
+    """The eager baseline that stands after a new measurement beside the stored one. Two clean ones that agree
+    confirm the faster (noise on a shared machine only slows a measurement, so the faster is nearer the idle
+    machine); otherwise the faster of the clean ones (of both, if neither is clean) stays provisional."""
+    if stored is None or stored.timing is None or new.timing is None:
+        return new
+    fast, slow = sorted((stored, new), key=lambda b: b.timing.median_ms)
+    if clean(fast) and clean(slow) and slow.timing.median_ms <= (1 + AGREEMENT) * fast.timing.median_ms:
+        return fast.model_copy(update={"confirmations": stored.confirmations + 1})
+    kept = min((stored, new), key=lambda b: (not clean(b), b.timing.median_ms))
+    return kept.model_copy(update={"confirmations": 0})
+
+
+def keep(store: Store, key: BaselineKey, new: Baseline, stored: Baseline | None) -> Baseline:
+    """Store what stands after a new measurement (`stored`: what was there before it) and return it: a
+    torch.compile kind as measured, an eager time settled with the stored one."""
+    kept = settle(stored, new) if key[-1] == "eager" else new
+    if kept != stored:
+        store.add_baseline(key, kept)
+    return kept
 
 
 def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Settings, store: Store | None,
@@ -60,11 +94,13 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
     """
     unique = list({p.sha256: p for p in problems}.values())
     found: Measured = {}
+    before: Measured = {}  # what was stored, to settle a new eager time with (--force starts afresh)
     missing: dict[str, tuple[Problem, list[str]]] = {}
     for p in unique:
         stored = store.baselines(p.sha256, device.name, device.target, torch_version(), settings.dtype) if store else {}
         need = [k for k in kinds if force or k not in stored or not trusted(k, stored[k])]
         found[p.sha256] = {k: b for k, b in stored.items() if k in kinds and k not in need}
+        before[p.sha256] = {} if force else stored
         if need:
             missing[p.id] = (p, need)
         elif on_problem:
@@ -86,7 +122,7 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
             # what the problem declares wins over what the meta-device forward counted
             b = b.model_copy(update={"bytes_moved": problem.bytes or b.bytes_moved, "flops": problem.flops or b.flops})
             if store and kind in need and (b.timing or kind != "eager"):  # a failed eager is the problem's
-                store.add_baseline(baseline_key(problem, device, settings, kind), b)
+                b = keep(store, baseline_key(problem, device, settings, kind), b, before[problem.sha256].get(kind))
             found[problem.sha256][kind] = b
         if on_problem:
             on_problem(problem, found[problem.sha256], record.get("error"))

@@ -1,13 +1,70 @@
 """`harness baseline` on the CPU target: eager and torch.compile timed in a clean child, the CPU's peaks,
-everything cached; a torch.compile that fails is recorded, not fatal."""
+everything cached; a torch.compile that fails is recorded, not fatal; an eager time stands once a second
+measurement agrees with it."""
 import json
+import os
+import sqlite3
+import time
 
 import pytest
 
+from harness.child import observe
+from harness.eval.baseline import AGREEMENT, NOISY_BASELINE_RSE
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from tests.conftest import REPO, run_cli
 
 KINDS = ("eager", "compile", "compile-max-autotune")
+LATER_CALLS = 3  # eager measured again until one agrees: one call on a quiet machine
+QUIET_SHARE = CONTENDED_SHARE / 5  # over a whole call: a burst within its few seconds of timing would still show
+
+
+def output(stdout: str) -> dict:
+    """`harness baseline --json` as {peaks, problems}: one object, or JSON Lines of a problem each (with the peaks)."""
+    lines = [json.loads(line) for line in stdout.splitlines() if line.strip()]
+    if len(lines) == 1 and "problems" in lines[0]:
+        return lines[0]
+    return {"peaks": lines[0]["peaks"] if lines else None, "problems": lines}
+
+
+def eager(call: dict) -> dict:
+    return call["problems"][0]["baselines"]["eager"]
+
+
+def clean(b: dict) -> bool:
+    return b["rse"] <= NOISY_BASELINE_RSE and (b["foreign_cpu"] or 0.0) <= CONTENDED_SHARE
+
+
+def timings(call: dict) -> dict:
+    """Each kind's timing and standing, without what follows the peaks (sol_fraction)."""
+    fields = ("median_ms", "n", "rse", "error", "foreign_cpu", "trusted")
+    return {k: {f: b[f] for f in fields} for k, b in call["problems"][0]["baselines"].items()}
+
+
+def baseline_call(results_dir, budget: str = "1", timeout: float = 900) -> dict:
+    proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--json", "--timing-budget", budget,
+                   "--results-dir", results_dir, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return output(proc.stdout)
+
+
+def observed(call) -> tuple[dict, float | None]:
+    """What `call()` returns, and the share of the cores' time that processes other than ours (this one and what
+    it waited for) used meanwhile; None without /proc/stat."""
+    cpus = observe.usable_cpus()
+
+    def busy() -> int | None:
+        stat = observe.read_text("/proc/stat")
+        ticks = observe.cpu_ticks(stat, cpus) if stat else None
+        return ticks[0] if ticks else None
+
+    ours = os.times()
+    before, start = busy(), time.perf_counter()
+    result = call()
+    after, wall, now = busy(), time.perf_counter() - start, os.times()
+    if before is None or after is None:
+        return result, None
+    mine = sum(now[:4]) - sum(ours[:4])  # user, system, and children's (the CLI and its child, waited for)
+    return result, max(0.0, ((after - before) / os.sysconf("SC_CLK_TCK") - mine) / (len(cpus) * wall))
 
 
 @pytest.fixture(scope="module")
@@ -17,10 +74,17 @@ def results_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def measured(results_dir):
-    proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--json", "--timing-budget", "1",
-                   "--results-dir", results_dir, timeout=900)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return baseline_call(results_dir)
+
+
+@pytest.fixture(scope="module")
+def later(measured, results_dir):
+    """The calls after the first, until its eager time is confirmed (each measures it again in a new child, at
+    the default budget: a converged timing is within the rse bound), each with others' share of the cores."""
+    calls = []
+    while len(calls) < LATER_CALLS and not (calls and eager(calls[-1][0])["trusted"]):
+        calls.append(observed(lambda: baseline_call(results_dir, budget="5", timeout=300)))
+    return calls
 
 
 def test_eager_and_both_compile_modes_are_timed_with_their_share_of_the_speed_of_light(measured):
@@ -37,25 +101,41 @@ def test_eager_and_both_compile_modes_are_timed_with_their_share_of_the_speed_of
         assert (b["speedup_vs_eager"] is None) == (kind == "eager")
 
 
-def test_a_second_call_is_served_from_the_store(measured, results_dir):
-    proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--json", "--results-dir", results_dir,
-                   timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    again = json.loads(proc.stdout)
-    kept = [b["trusted"] for p in measured["problems"] for b in p["baselines"].values()]
-    if (measured["peaks"]["foreign_cpu"] or 0) <= CONTENDED_SHARE and all(kept):
-        assert again == measured
+def test_one_eager_measurement_is_provisional_and_a_second_that_agrees_confirms_the_faster(measured, later,
+                                                                                           results_dir):
+    assert not eager(measured)["trusted"]  # one sample never stands, however steady
+    kept = [eager(measured), *(eager(call) for call, _ in later)]
+    shares = [share for _, share in later]
+    for before, after in zip(kept, kept[1:]):
+        assert after["median_ms"] <= before["median_ms"] or not clean(before), kept  # the faster clean one stays
+    final = kept[-1]
+    db = sqlite3.connect(results_dir / "harness.db")
+    (row,) = db.execute("SELECT baseline_json FROM baselines WHERE kind = 'eager'").fetchall()
+    stored = json.loads(row[0])  # what the JSON shows is what stands in the store
+    assert stored["timing"]["median_ms"] == final["median_ms"]
+    assert stored["confirmations"] == (1 if final["trusted"] else 0)
+    if final["trusted"]:  # the faster of two clean measurements that agree
+        assert kept[-2]["median_ms"] <= (1 + AGREEMENT) * final["median_ms"] and clean(final), kept
         return
-    # an eager baseline timed while other processes used the cores is measured again, the others are served
-    first, second = measured["problems"][0]["baselines"], again["problems"][0]["baselines"]
-    served = {k for k in second if second[k]["median_ms"] == first[k]["median_ms"]}
-    assert {k for k, b in first.items() if b["trusted"]} <= served
-    if not all(kept):
-        return
-    # peaks measured while other processes used the cores are measured again, keeping the fastest copy
-    assert again["peaks"]["best_bandwidth_gbs"] >= measured["peaks"]["best_bandwidth_gbs"]
-    assert [{k: b["median_ms"] for k, b in p["baselines"].items()} for p in again["problems"]] == \
-        [{k: b["median_ms"] for k, b in p["baselines"].items()} for p in measured["problems"]]
+    # not confirmed: every later measurement was taken while other processes used the cores, or beside a
+    # kept one that was disturbed itself
+    quiet = [i for i, share in enumerate(shares) if share is not None and share <= QUIET_SHARE and clean(kept[i])]
+    assert not quiet, f"a measurement on a quiet machine did not confirm a clean one: {kept}, shares {shares}"
+
+
+def test_later_calls_serve_the_compile_kinds_and_a_confirmed_eager(measured, later, results_dir):
+    compiled = {k: t for k, t in timings(measured).items() if k != "eager"}
+    for call, _ in later:  # eager measured again; the torch.compile kinds, stored, served as they were
+        assert {k: t for k, t in timings(call).items() if k != "eager"} == compiled
+    last = later[-1][0]
+    if not eager(last)["trusted"]:
+        return  # still provisional: the next call measures it again (above)
+    served = baseline_call(results_dir, timeout=120)
+    assert timings(served) == timings(last)  # nothing measured again
+    if (last["peaks"]["foreign_cpu"] or 0) <= CONTENDED_SHARE:
+        assert served == last
+    else:  # peaks measured while other processes used the cores are measured again, keeping the fastest copy
+        assert served["peaks"]["best_bandwidth_gbs"] >= last["peaks"]["best_bandwidth_gbs"]
 
 
 def test_results_show_their_speedup_over_compile_once_baselines_exist(measured, results_dir):
@@ -75,7 +155,7 @@ def test_a_failing_torch_compile_is_recorded_and_eager_still_measured(tmp_path):
     proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--kinds", "compile", "--json",
                    "--timing-budget", "1", "--results-dir", tmp_path, env={"CXX": "/nonexistent/c++"}, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    (relu,) = json.loads(proc.stdout)["problems"]
+    (relu,) = output(proc.stdout)["problems"]
     assert relu["baselines"]["eager"]["median_ms"] > 0
     failed = relu["baselines"]["compile"]
     assert failed["median_ms"] is None and "torch.compile (mode=default) failed" in failed["error"]
@@ -84,9 +164,10 @@ def test_a_failing_torch_compile_is_recorded_and_eager_still_measured(tmp_path):
     assert "compile: torch.compile (mode=default) failed" in text  # stored: shown again, not retried
 
 
-def test_an_eager_baseline_timed_beside_other_work_is_not_stored(tmp_path):
-    """It serves its run and the next one measures it again; trusted, it would stand for every later one (a
-    cpu/relu eager of 12 ms, 0.9 ms idle, was shown in every report and blinded the slowed-reference check)."""
+def test_an_eager_baseline_timed_beside_other_work_gives_way_to_a_clean_one(tmp_path):
+    """It serves its run and the next one measures it again, keeping the clean one; trusted, it would stand for
+    every later one (a cpu/relu eager of 12 ms, 0.9 ms idle, was shown in every report and blinded the
+    slowed-reference check)."""
     import os
     import subprocess
     import sys
@@ -101,11 +182,11 @@ def test_an_eager_baseline_timed_beside_other_work_is_not_stored(tmp_path):
             loop.kill()
             loop.wait()
     assert proc.returncode == 0, proc.stderr
-    eager = json.loads(proc.stdout)["problems"][0]["baselines"]["eager"]
+    eager = output(proc.stdout)["problems"][0]["baselines"]["eager"]
     assert eager["median_ms"] > 0 and eager["foreign_cpu"] > CONTENDED_SHARE and not eager["trusted"], eager
     proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--kinds", "eager", "--json",
                    "--timing-budget", "1", "--results-dir", tmp_path, timeout=600)
-    again = json.loads(proc.stdout)["problems"][0]["baselines"]["eager"]
+    again = output(proc.stdout)["problems"][0]["baselines"]["eager"]
     assert again["median_ms"] != eager["median_ms"] and again["n"] is not None  # measured again, not served
 
 

@@ -185,10 +185,12 @@ def test_a_baseline_is_stored_only_if_it_was_timed_undisturbed():
     def timed(rse):
         return Timing(median_ms=1.0, mean_ms=1.0, std_ms=0.1, min_ms=0.9, n=10, rse=rse)
 
-    assert trusted("eager", Baseline(timing=timed(0.01), foreign_cpu=0.02))
-    assert trusted("eager", Baseline(timing=timed(0.01)))  # a GPU's: no cpu share measured
+    # confirmed: a second measurement agreed with it (tests/unit/test_baseline_trust.py)
+    assert trusted("eager", Baseline(timing=timed(0.01), foreign_cpu=0.02, confirmations=1))
+    assert trusted("eager", Baseline(timing=timed(0.01), confirmations=1))  # a GPU's: no cpu share measured
+    assert not trusted("eager", Baseline(timing=timed(0.01), foreign_cpu=0.02))  # one measurement alone
     assert trusted("compile", Baseline(error="torch.compile failed"))  # a failure is the problem's, kept
-    assert not trusted("eager", Baseline(timing=timed(0.01), foreign_cpu=CONTENDED_SHARE + 0.05))
-    assert not trusted("eager", Baseline(timing=timed(NOISY_BASELINE_RSE * 2), foreign_cpu=0.0))
+    assert not trusted("eager", Baseline(timing=timed(0.01), foreign_cpu=CONTENDED_SHARE + 0.05, confirmations=1))
+    assert not trusted("eager", Baseline(timing=timed(NOISY_BASELINE_RSE * 2), foreign_cpu=0.0, confirmations=1))
     # a torch.compile kind counts by its ratio to eager, timed beside it: kept under load
     assert trusted("compile", Baseline(timing=timed(0.01), foreign_cpu=0.9, eager_ms=2.0))
