@@ -187,7 +187,8 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
     connection = connection or Connection()
     events = events or RunEvents()
     device = discover(target)
-    confine.require(settings)  # a machine that refuses the sandbox fails here, before anything is asked
+    if mode == "run":  # generate builds and runs nothing: it needs no sandbox
+        confine.require(settings)  # a machine that refuses it fails here, before anything is asked
     if request.name and not RUN_NAME.match(request.name):
         raise RunError(f"bad run name {request.name!r}: use letters, digits, '.', '_' and '-' (it names a folder)")
     with Store(settings.db) as store:

@@ -50,6 +50,7 @@ class RunInfo:
     evaluations: int
     requests: int       # model answers used by the run (from the cache or not)
     tokens: int         # their prompt + completion tokens
+    hidden: bool = False  # left out of `harness report` unless named (`harness runs --hide`)
 
 
 @dataclass(frozen=True)
@@ -329,9 +330,13 @@ class Store:
             "(SELECT COUNT(*) FROM turns t WHERE t.run = r.name), "
             "(SELECT COALESCE(SUM(json_extract(c.completion_json, '$.usage.prompt_tokens') "
             "   + json_extract(c.completion_json, '$.usage.completion_tokens')), 0) "
-            "   FROM turns t JOIN completions c ON c.key = t.completion_key WHERE t.run = r.name) "
-            "FROM runs r ORDER BY r.created_at, r.rowid")
-        return [RunInfo(*row) for row in rows]
+            "   FROM turns t JOIN completions c ON c.key = t.completion_key WHERE t.run = r.name), "
+            "r.hidden = 1 FROM runs r ORDER BY r.created_at, r.rowid")
+        return [RunInfo(*row[:-1], hidden=bool(row[-1])) for row in rows]
+
+    def set_hidden(self, name: str, hidden: bool) -> None:
+        """Leave a run out of the side-by-side reports (or show it again); nothing of it is deleted."""
+        self.db.execute("UPDATE runs SET hidden = ? WHERE name = ?", (int(hidden), name))
 
     def delete_run(self, name: str) -> tuple[int, int]:
         """Forget a run: its row, its evaluations and its turns (how many of each). Sources, builds, baselines

@@ -1,7 +1,7 @@
 """The store's tables (SQLite), by schema version: the whole schema for a new file, and what each older
 version lacks. The version lives in PRAGMA user_version."""
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -11,7 +11,8 @@ CREATE TABLE IF NOT EXISTS runs (
     target TEXT NOT NULL,
     device_name TEXT NOT NULL,
     model TEXT,                    -- the model that wrote the candidates, NULL for files
-    config TEXT                    -- JSON: how the run generates (model, sampling, turns, ...), NULL for eval
+    config TEXT,                   -- JSON: how the run generates (model, sampling, turns, ...), NULL for eval
+    hidden INTEGER NOT NULL DEFAULT 0  -- 1: left out of `harness report` unless named (`harness runs --hide`)
 );
 CREATE TABLE IF NOT EXISTS sources (
     sha256 TEXT PRIMARY KEY,
@@ -111,11 +112,14 @@ CREATE TABLE IF NOT EXISTS peaks (
 # lacks the seals: its rows stay readable, and are measured again before anything is served from them.
 MIGRATE_1_TO_2 = "ALTER TABLE runs ADD COLUMN config TEXT;\n" + CONVERSATIONS
 SEAL = {table: f"ALTER TABLE {table} ADD COLUMN seal TEXT;\n" for table in ("evaluations", "baselines", "peaks")}
+# Version 5 lacks runs.hidden: its runs are all shown.
+HIDDEN = "ALTER TABLE runs ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;\n"
 
 
 def upgrade_script(version: int) -> str:
     """What a file at `version` runs to reach SCHEMA_VERSION ("" if nothing)."""
     sealed = SEAL["evaluations"]
-    return {0: SCHEMA + CONVERSATIONS + BASELINES + PEAKS, 1: MIGRATE_1_TO_2 + sealed + BASELINES + PEAKS,
-            2: sealed + BASELINES + PEAKS, 3: sealed + SEAL["baselines"] + PEAKS,
-            4: sealed + SEAL["baselines"] + SEAL["peaks"]}.get(version, "")
+    script = {0: SCHEMA + CONVERSATIONS + BASELINES + PEAKS, 1: MIGRATE_1_TO_2 + sealed + BASELINES + PEAKS,
+              2: sealed + BASELINES + PEAKS, 3: sealed + SEAL["baselines"] + PEAKS,
+              4: sealed + SEAL["baselines"] + SEAL["peaks"]}.get(version, "")
+    return script + HIDDEN if 1 <= version <= 5 else script  # version 0 is a new file: SCHEMA has it

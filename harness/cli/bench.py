@@ -150,5 +150,5 @@ def add_parser(sub) -> None:
     bench.add_argument("--results-dir", metavar="DIR", help="keep everything here instead of a temporary directory")
     bench.add_argument("--keep", action="store_true", help="keep the temporary results directory")
     config_option(bench)
-    bench.add_argument("--json", action="store_true", help="one JSON object with every pass on stdout")
+    bench.add_argument("--json", action="store_true", help="one JSON object (one line) with every pass on stdout")
     bench.set_defaults(func=cmd_bench)

@@ -30,7 +30,8 @@ def add_parser(sub, store_opts: argparse.ArgumentParser) -> None:
                        help="show (the default) or prune")
     cache.add_argument("--max-gb", type=float, metavar="GB", help="prune down to this size (default: the "
                                                                    "cache_max_gb setting; 0: everything not in use)")
-    cache.add_argument("--json", action="store_true", help="machine-readable output")
+    cache.add_argument("--json", action="store_true", help="JSON Lines: one object per cache (cache: build, triton "
+                                                           "or pch; entries, bytes, dirs, removed, max_gb)")
     cache.set_defaults(func=cmd_cache)
 
 
@@ -48,8 +49,10 @@ def cmd_cache(args) -> int:
         cap = settings.cache_max_gb if args.max_gb is None else max(0.0, args.max_gb)
         removed = prune(settings.cache_dir, int(cap * GB))
     left = totals(entries(settings.cache_dir))
-    if args.json:
-        emit_json({"kept": left, "removed": totals(removed), "max_gb": settings.cache_max_gb})
+    if args.json:  # a line a cache: what it keeps, what prune removed from it, and the cap
+        gone = totals(removed)
+        for kind, _ in KINDS:
+            emit_json({"cache": kind, **left[kind], "removed": gone[kind], "max_gb": settings.cache_max_gb})
         return 0
     if args.action == "prune":
         out.print(f"removed {len(removed)} entries, {sum(e.bytes for e in removed) / GB:.2f} GB")

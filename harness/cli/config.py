@@ -26,7 +26,8 @@ def shown(value) -> str:
 def cmd_show(args) -> int:
     sources: list[SettingSource] = explain_settings(getattr(args, "config", None))
     if args.json:
-        emit_json([dataclasses.asdict(s) for s in sources])
+        for s in sources:
+            emit_json(dataclasses.asdict(s))
         return 0
     table = Table(title_justify="left")
     for name in ("setting", "value", "source", "description"):
@@ -60,5 +61,5 @@ def add_parser(sub, config_opts: argparse.ArgumentParser | None = None) -> None:
     if config_opts is None:
         config_option(show)
     show.add_argument("--json", action="store_true",
-                      help="a JSON list of {setting, value, source, description, env, flag}")
+                      help="JSON Lines: one object per setting (setting, value, source, description, env, flag)")
     show.set_defaults(func=cmd_show)

@@ -1,4 +1,18 @@
-"""What every command shares: the two consoles, bad-input errors, JSON and number formatting."""
+"""What every command shares: the two consoles, the parser class, bad-input errors, JSON and number formatting.
+
+JSON output (`--json`, every command) is JSON Lines on stdout: one JSON object per line, each a
+self-contained record; never a bare list, never one object spread over several lines. A command whose
+answer is one thing prints one line (`run` and `report --run NAME`: the run's leaderboard; `problems show`;
+`doctor`: its verdict and checks; `bench`). A command whose answer is a list prints one record per item, in
+order, and nothing for none: `eval` and `audit` a candidate each, `generate` a sample, `runs` a run,
+`report` a run's summary, `problems list` a problem, `problems validate` a problem's verdict, `baseline` a
+problem, `config show` a setting, `cache` a cache. What holds for every record (the device, target and
+dtype; baseline's measured peaks) is repeated in each rather than printed once in a header line, so any one
+line can be read, filtered or appended alone. The same thing has one name everywhere: `run` (a run's name),
+`problem` (a problem's id), `candidate` (its path, or null), `device` (a device's name), `target`, `dtype`,
+`status`, `speedup`, `cached` (a bool: served from the store or the response cache, which the text output
+calls "cached" too), `created_at`; a duration ends in `_ms` or `_s`. Progress and messages go to stderr.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +38,22 @@ out = Console(width=_width(sys.stdout))
 err = Console(stderr=True, width=_width(sys.stderr))
 
 
+class Parser(argparse.ArgumentParser):
+    """Every command's parser: a flag error is one line naming the command and its --help, not argparse's
+    usage block, whose several lines bury the one the reader needs."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        # A subcommand's leftovers are its own error: argparse would hand them up to `harness`, whose message
+        # would name the wrong command.
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 class UsageError(Exception):
     """Bad input from the user: reported in one message, exit status 2."""
 
@@ -32,8 +62,11 @@ def fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def emit_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, default=str) + "\n")
+def emit_json(record: dict) -> None:
+    """One record of a command's --json output: one line (the rule in this module's docstring)."""
+    if not isinstance(record, dict):  # a list would be a second shape for readers to handle
+        raise TypeError(f"a --json record is an object, not {type(record).__name__}")
+    sys.stdout.write(json.dumps(record, default=str) + "\n")
 
 
 def problem_root(args) -> Path:

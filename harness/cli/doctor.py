@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -43,7 +43,8 @@ def add_parser(sub, store_opts: argparse.ArgumentParser) -> None:
                     "1 when something the harness needs is missing; 2 for a malformed URL, before anything runs.")
     doctor.add_argument("--base-url", metavar="URL",
                         help="an OpenAI-compatible endpoint to check (default: $OPENAI_BASE_URL; none: not checked)")
-    doctor.add_argument("--json", action="store_true", help="one JSON object a check, in a list")
+    doctor.add_argument("--json", action="store_true", help="one JSON object: status (fail, warn or ok: the worst "
+                                                            "check's) and checks (check, status, detail, fix)")
     doctor.set_defaults(func=cmd_doctor)
 
 
@@ -53,8 +54,10 @@ def cmd_doctor(args) -> int:
     checks = [compiler(), ninja(), *cuda(), sandbox_check(), disk(settings.results_dir), disk(pch_root()),
               model_server(base_url)]
     checks = [c for c in checks if c is not None]
-    if args.json:
-        emit_json([asdict(c) for c in checks])
+    if args.json:  # one verdict: the worst check's status, and every check
+        worst = next((s for s in ("fail", "warn") if any(c.status == s for c in checks)), "ok")
+        emit_json({"status": worst, "checks": [{"check": c.name, "status": c.status, "detail": c.detail,
+                                                "fix": c.fix} for c in checks]})
     else:
         table = Table(title_justify="left")
         for column in ("check", "status", "detail", "fix"):

@@ -103,7 +103,7 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
         vs_compile, sol = ctx.vs_compile(r.speedup), ctx.sol_fraction(r.runtime_ms)
         table.add_row(
             escape(r.candidate_label),
-            f"[{STATUS_STYLE[r.status]}]{r.status}[/]" + (" [dim](stored)[/]" if r.cached else ""),
+            f"[{STATUS_STYLE[r.status]}]{r.status}[/]" + (" [dim](cached)[/]" if r.cached else ""),
             fmt(r.speedup, ".2f") + ("x" if r.speedup is not None else ""),
             fmt(vs_compile, ".2f") + ("x" if vs_compile is not None else ""),
             fmt(r.runtime_ms, ".3f"),

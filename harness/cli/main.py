@@ -21,8 +21,8 @@ from harness.cli import eval as cli_eval
 from harness.cli import problems as cli_problems
 from harness.cli import report as cli_report
 from harness.cli import run as cli_run
-from harness.cli.console import UsageError, err
-from harness.cli.options import eval_options, problems_options, store_options
+from harness.cli.console import Parser, UsageError, err
+from harness.cli.options import eval_options, problems_options, select_options, store_options
 from harness.config import SettingsError
 from harness.device import DeviceError
 from harness.eval.candidate import CandidateError
@@ -39,21 +39,22 @@ USAGE_ERRORS = (UsageError, SettingsError, RunError, ProblemError, CandidateErro
                 PromptError, FactsError, ProviderConfigError, RayUnavailable, SandboxUnavailable)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser() -> Parser:
+    parser = Parser(
         prog="harness",
         description="Evaluate custom kernels (CUDA or C++ through load_inline) against PyTorch references: "
         "isolated builds, correctness over several seeds, interleaved timing, results in SQLite.",
     )
     parser.add_argument("--version", action=Version, help="the harness's version and protocols, and the versions "
                         "of what it builds and evaluates with (Python, torch and its CUDA, Triton, nvcc), then exit")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     problems_opts, store_opts, store_only = problems_options(), store_options(), store_options(config=False)
-    eval_opts = eval_options(problems_opts, store_only)
+    select_opts = select_options(problems_opts, store_only)
+    eval_opts = eval_options(select_opts)
     cli_problems.add_parser(sub, problems_opts)
     cli_eval.add_parser(sub, eval_opts)
     cli_audit.add_parser(sub, eval_opts)
-    cli_run.add_parsers(sub, eval_opts)
+    cli_run.add_parsers(sub, select_opts, eval_opts)
     cli_report.add_parsers(sub, problems_opts, store_opts, store_only)
     cli_bench.add_parser(sub)
     cli_cache.add_parser(sub, store_opts)

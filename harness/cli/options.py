@@ -33,8 +33,9 @@ def store_options(config: bool = True) -> argparse.ArgumentParser:
     return opts
 
 
-def eval_options(problems: argparse.ArgumentParser, store: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """What every command that evaluates takes: the device, the store, and how to build, check and time."""
+def select_options(problems: argparse.ArgumentParser, store: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """What every command that asks for or evaluates candidates takes: the target, which problems fit, the run,
+    the dtype (the prompt says it) and the output."""
     opts = argparse.ArgumentParser(add_help=False, parents=[problems, store])  # store without --config
     add = opts.add_argument
     add("--target", choices=TARGETS,
@@ -43,9 +44,19 @@ def eval_options(problems: argparse.ArgumentParser, store: argparse.ArgumentPars
         help="skip problems that declare needing more GPU memory than this (MEMORY_GB)")
     add("--run", metavar="NAME", help="run name the results are stored under (default: `eval` for eval, a new "
         "dated name for run and generate)")
+    add("--json", action="store_true", help="machine-readable output on stdout: JSON Lines, one object per line")
+    add("--dtype", choices=DTYPE_CHOICES,
+        help="precision of floating inputs and parameters (default fp32); tolerances follow it (fp32 1e-4, "
+             "fp16/bf16 1e-2, or a problem's own where looser), and baselines are measured and stored per dtype")
+    return opts
+
+
+def eval_options(select: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """What every command that evaluates adds: how to build, check and time, and where."""
+    opts = argparse.ArgumentParser(add_help=False, parents=[select])
+    add = opts.add_argument
     add("--force", action="store_true", help="build and evaluate again from scratch, even if the "
         "store or the build cache already has the result")
-    add("--json", action="store_true", help="machine-readable output on stdout")
     add("--trials", type=positive(int), metavar="N", help="correctness trials (default 5)")
     add("--build-timeout", type=positive(float), metavar="S", help="seconds per build (default 600)")
     add("--eval-timeout", type=positive(float), metavar="S", help="seconds per evaluation child (default 300)")
@@ -72,9 +83,6 @@ def eval_options(problems: argparse.ArgumentParser, store: argparse.ArgumentPars
         help="on (default): every build and evaluation child runs in a sandbox (read-only files but "
              "its own scratch directory, no network, no way out of its process tree); off: without "
              "one, where the kernel refuses it; such results are flagged unsandboxed")
-    add("--dtype", choices=DTYPE_CHOICES,
-        help="precision of floating inputs and parameters (default fp32); tolerances follow it (fp32 1e-4, "
-             "fp16/bf16 1e-2, or a problem's own where looser), and baselines are measured and stored per dtype")
     add("--max-speedup", type=positive(float), metavar="X",
         help="flag speedups over eager above this as implausible_speedup; flagged results are not counted (default 10)")
     add("--min-coverage", type=float, metavar="SHARE",
@@ -83,15 +91,35 @@ def eval_options(problems: argparse.ArgumentParser, store: argparse.ArgumentPars
     return opts
 
 
+def problems_selector(parser: argparse.ArgumentParser, default: str = "") -> None:
+    """--problems SELECTOR, and --problem (repeatable), the older spelling, hidden: it adds to the selector."""
+    parser.add_argument("--problems", metavar="SELECTOR",
+                        help="comma-separated sets (level1, cpu), directories, ids or .py paths" + default)
+    parser.add_argument("--problem", action="append", metavar="ID_OR_PATH", help=argparse.SUPPRESS)
+
+
+def selector(args) -> str | None:
+    """What --problems and every --problem name together (None: neither given)."""
+    return ",".join([*(args.problem or []), *filter(None, [args.problems])]) or None
+
+
+SWITCHES = ("force", "compile_baselines")  # store_true flags
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
-    """Settings from the flags of eval_options (None: not given, so the environment or default applies)."""
+    """Settings from the flags of select_options and eval_options (None: not given, so the environment or
+    default applies). `generate` has no evaluation flags: theirs are None."""
+    def flag(name: str):
+        value = getattr(args, name, None)
+        return (value or None) if name in SWITCHES else value  # a switch left off is not given
+
     return load_settings(config_file=args.config, problems_dir=args.problems_dir,
-                         solutions_dir=getattr(args, "solutions_dir", None),  # run and generate only
-                         results_dir=args.results_dir, db_path=args.db, trials=args.trials,
-                         build_timeout_s=args.build_timeout, eval_timeout_s=args.eval_timeout,
-                         build_workers=args.build_workers, gpus=args.gpus, force=args.force or None,
-                         executor=args.executor, ray_address=args.ray_address,
-                         max_speedup=args.max_speedup, min_coverage=args.min_coverage,
-                         compile_baselines=args.compile_baselines or None,
-                         contention_wait_s=args.contention_wait, sandbox=args.sandbox, dtype=args.dtype,
-                         timing={"budget_s": args.timing_budget})
+                         solutions_dir=flag("solutions_dir"),  # run and generate only
+                         results_dir=args.results_dir, db_path=args.db, trials=flag("trials"),
+                         build_timeout_s=flag("build_timeout"), eval_timeout_s=flag("eval_timeout"),
+                         build_workers=flag("build_workers"), gpus=flag("gpus"), force=flag("force"),
+                         executor=flag("executor"), ray_address=flag("ray_address"),
+                         max_speedup=flag("max_speedup"), min_coverage=flag("min_coverage"),
+                         compile_baselines=flag("compile_baselines"),
+                         contention_wait_s=flag("contention_wait"), sandbox=flag("sandbox"), dtype=args.dtype,
+                         timing={"budget_s": flag("timing_budget")})

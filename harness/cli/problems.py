@@ -44,9 +44,10 @@ def cmd_problems_list(args) -> int:
     for message in errors:
         err.print(f"[yellow]warning:[/] {escape(message)}")
     if args.json:
-        emit_json([{"id": p.id, "level": p.level, "target": p.target, "path": p.path,
-                    "description": p.description, "sha256": p.sha256, "tags": list(p.tags),
-                    "memory_gb": p.memory_gb} for p in found])
+        for p in found:
+            emit_json({"problem": p.id, "level": p.level, "target": p.target, "path": p.path,
+                       "description": p.description, "sha256": p.sha256, "tags": list(p.tags),
+                       "memory_gb": p.memory_gb})
         return 0
     table = Table()
     for name in ("id", "level", "target"):
@@ -116,10 +117,11 @@ def cmd_problems_validate(args) -> int:
                                 timeout_s=args.timeout, on_result=on_result)
     elapsed = time.monotonic() - started
     failed = [r for r in results if not r.passed]
-    if args.json:
-        emit_json({"results": [r.model_dump() for r in results], "malformed": malformed,
-                   "passed": len(results) - len(failed), "failed": len(failed) + len(malformed),
-                   "duration_s": round(elapsed, 1)})
+    if args.json:  # a verdict a problem; a file that is no problem at all has no id
+        for r in results:
+            emit_json(gate_record(r))
+        for message in malformed:
+            emit_json({"problem": None, "passed": False, "reasons": [message]})
     else:
         print_gate(results, malformed)
         static_only = sum(1 for r in results if r.mode == "static" and r.passed)
@@ -127,6 +129,11 @@ def cmd_problems_validate(args) -> int:
                   + (", no GPU here" if not gpus and static_only else "") + f"), "
                   f"{len(failed) + len(malformed)} failed, in {elapsed:.0f} s", highlight=False)
     return 1 if failed or malformed else 0
+
+
+def gate_record(r: GateResult) -> dict:
+    record = r.model_dump()
+    return {"problem": record.pop("problem_id"), **record}
 
 
 def print_gate(results: list[GateResult], malformed: list[str]) -> None:
@@ -178,7 +185,8 @@ def cmd_problems_show(args) -> int:
     problem = problem_index.resolve(args.problem, problem_root(args))
     source = Path(problem.path).read_text()
     if args.json:
-        emit_json({**problem.model_dump(), "source": source})
+        record = problem.model_dump()
+        emit_json({"problem": record.pop("id"), **record, "source": source})
         return 0
     out.print(f"[bold]{escape(problem.id)}[/]  level {problem.level if problem.level is not None else '-'}  "
               f"target {problem.target}  {escape(problem.path)}")
@@ -202,7 +210,8 @@ def add_parser(sub, problems_opts) -> None:
                             description="List the problems under the problem root (parsed, not imported).")
     plist.add_argument("--level", type=int, metavar="N", help="only this level")
     plist.add_argument("--target", choices=TARGETS, help="only problems meant for this target")
-    plist.add_argument("--json", action="store_true", help="JSON list of {id, level, path, ...}")
+    plist.add_argument("--json", action="store_true", help="JSON Lines: one object per problem (problem, level, "
+                                                           "target, path, ...)")
     plist.set_defaults(func=cmd_problems_list)
     pshow = psub.add_parser("show", parents=[problems_opts], help="show one problem",
                             description="Show a problem's metadata and source. ID or path to a .py file.")
@@ -229,7 +238,8 @@ def add_parser(sub, problems_opts) -> None:
     pval.add_argument("--timeout", type=positive(float), metavar="S",
                       help="seconds per problem before it fails as hung (static 120, full 600)")
     pval.add_argument("--results-dir", type=Path, metavar="DIR", help="where the gate's logs go (RESULTS_DIR/gate)")
-    pval.add_argument("--json", action="store_true", help="one JSON object: results, passed, failed, duration_s")
+    pval.add_argument("--json", action="store_true", help="JSON Lines: one verdict per problem (problem, passed, "
+                                                          "reasons, ...; problem null for a file that is none)")
     pval.set_defaults(func=cmd_problems_validate)
     pnew = psub.add_parser("new", parents=[problems_opts], help="write a documented template for a new problem",
                            description="Write problems/levelN/NAME.py (or problems/cpu/NAME.py with --level cpu) "

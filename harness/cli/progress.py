@@ -60,7 +60,7 @@ class ConsoleEvents(Events):
             self.progress.advance(bar.id)
         style = STATUS_STYLE[result.status]
         speed = f" {result.speedup:.2f}x" if result.speedup is not None else ""
-        cached = " (stored)" if result.cached else ""
+        cached = " (cached)" if result.cached else ""
         covered = f" coverage {result.coverage.percent}" if result.coverage else ""
         flags = f" [yellow]\\[{escape(', '.join(result.flags))}][/]" if result.flags else ""
         self.progress.console.print(f"[{style}]{result.status:<13}[/]{speed} {escape(result.problem_id)} "

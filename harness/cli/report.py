@@ -27,6 +27,7 @@ from harness.cli.console import (
     positive,
     problem_root,
 )
+from harness.cli.options import problems_selector, selector
 from harness.cli.problems import memory_filter
 from harness.config import DTYPE_CHOICES, load_settings, store_settings
 from harness.device import discover
@@ -44,7 +45,7 @@ from harness.report.leaderboard import (
     to_csv,
 )
 from harness.report.tables import name_column, number_column, print_table
-from harness.store import Store
+from harness.store import RunInfo, Store
 from harness.types import BASELINE_KINDS, TARGETS, Baseline, Peaks, Problem
 
 KIND_LABEL = {"eager": "eager", "compile": "compile", "compile-max-autotune": "max-autotune"}
@@ -94,8 +95,8 @@ def cmd_baseline(args) -> int:
     device = discover(args.target)
     settings = load_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db,
                              timing={"budget_s": args.timing_budget}, dtype=args.dtype)
-    selector = ",".join([*(args.problem or []), *filter(None, [args.problems])]) or DEFAULT_SET[device.target]
-    problems = memory_filter(problem_index.select(selector, problem_root(args)), args.max_memory_gb)
+    chosen = selector(args) or DEFAULT_SET[device.target]
+    problems = memory_filter(problem_index.select(chosen, problem_root(args)), args.max_memory_gb)
     wrong = [p.id for p in problems if p.target != device.target]
     if wrong:
         err.print(f"[yellow]note:[/] {len(wrong)} problems are meant for the other target, measured on "
@@ -120,9 +121,10 @@ def cmd_baseline(args) -> int:
             measure_baselines(problems, device, settings, store, kinds, force=args.force, on_problem=done)
     order = {p.id: i for i, p in enumerate(problems)}
     records.sort(key=lambda r: order[r["problem"]])
-    if args.json:
-        emit_json({"device": device.name, "target": device.target, "dtype": settings.dtype,
-                   "peaks": peaks.model_dump() if peaks else None, "problems": records})
+    if args.json:  # one record a problem, each with the device and its peaks (console.py's rule)
+        for r in records:
+            emit_json({"problem": r["problem"], "device": device.name, "target": device.target,
+                       "dtype": settings.dtype, "peaks": peaks.model_dump() if peaks else None, **r})
         return 0
     table = Table(title=f"baselines on {escape(device.name)} ({settings.dtype}); % SOL = lower bound / time",
                   title_justify="left")
@@ -162,11 +164,28 @@ def _delete_runs(args) -> int:
         names = [r.name for r in store.runs()]
         wanted = [_pick(names, name) for name in dict.fromkeys(args.delete)]  # every name checked before any delete
         deleted = [{"run": name, **dict(zip(("evaluations", "turns"), store.delete_run(name)))} for name in wanted]
-    if args.json:
-        emit_json(deleted)
-        return 0
     for d in deleted:
-        out.print(f"deleted run {escape(d['run'])}: {d['evaluations']} evaluations, {d['turns']} turns")
+        if args.json:
+            emit_json(d)
+        else:
+            out.print(f"deleted run {escape(d['run'])}: {d['evaluations']} evaluations, {d['turns']} turns")
+    return 0
+
+
+def _hide_runs(args) -> int:
+    hide = bool(args.hide)
+    with _open_store(args) as store:
+        names = [r.name for r in store.runs()]
+        wanted = [_pick(names, name) for name in dict.fromkeys(args.hide or args.unhide)]  # all checked first
+        for name in wanted:
+            store.set_hidden(name, hide)
+    for name in wanted:
+        if args.json:
+            emit_json({"run": name, "hidden": hide})
+        else:
+            out.print(f"{'hid' if hide else 'unhid'} run {escape(name)}: "
+                      + ("`harness report` leaves it out unless named (--run, --runs)" if hide
+                         else "`harness report` shows it again"))
     return 0
 
 
@@ -191,8 +210,11 @@ def cmd_report(args) -> int:
             chosen = [_pick(list(by_name), args.run)]
         elif args.runs:
             chosen = [_pick(list(by_name), name.strip()) for name in args.runs.split(",") if name.strip()]
-        else:
-            chosen = list(by_name)
+        else:  # a hidden run is shown only when named
+            chosen = [r.name for r in runs if not r.hidden]
+            if not chosen:
+                raise UsageError(f"every run in {store.path} is hidden: name one (--run, --runs), or show it again "
+                                 "with `harness runs --unhide NAME`")
         boards = [run_board(store, by_name[name], prices) for name in chosen]
     if args.html:
         from harness.report.html import render_html
@@ -204,8 +226,11 @@ def cmd_report(args) -> int:
             raise UsageError(f"cannot write the HTML report to {path}: {exc.strerror}") from None
         err.print(f"wrote {escape(str(path))} ({len(boards)} run{'' if len(boards) == 1 else 's'})")
     single = args.run is not None
-    if args.json:
-        emit_json(boards[0].model_dump() if single else {"runs": [b.summary.model_dump() for b in boards]})
+    if args.json and single:
+        emit_json(boards[0].model_dump())
+    elif args.json:  # a line a run
+        for board in boards:
+            emit_json(board.summary.model_dump())
     elif args.csv:
         records = ([problem_record(boards[0].summary.run, row) for row in boards[0].problems] if single
                    else [summary_record(b.summary) for b in boards])
@@ -217,23 +242,34 @@ def cmd_report(args) -> int:
     return 0
 
 
+def run_record(r: RunInfo) -> dict:
+    """What `harness runs --json` prints per run, in the commands' shared vocabulary (console.py)."""
+    return {"run": r.name, "created_at": r.created_at, "kind": r.kind, "model": r.model, "backend": r.backend,
+            "target": r.target, "device": r.device_name, "evaluations": r.evaluations, "answers": r.requests,
+            "tokens": r.tokens, "hidden": r.hidden}
+
+
 def cmd_runs(args) -> int:
     if args.delete:
         return _delete_runs(args)
+    if args.hide or args.unhide:
+        return _hide_runs(args)
     with _open_store(args) as store:
         runs = store.runs()
     if args.json:
-        emit_json([r.__dict__ for r in runs])
+        for r in runs:
+            emit_json(run_record(r))
         return 0
     table = Table()
     for name in ("run", "created", "kind", "model", "backend", "target", "device"):
         name_column(table, name)
     for name in ("evaluations", "answers", "tokens"):
         number_column(table, name)
+    table.add_column("shown")
     for r in runs:
         table.add_row(escape(r.name), r.created_at, r.kind, escape(r.model or "-"), r.backend or "-", r.target,
-                      escape(r.device_name),
-                      str(r.evaluations), str(r.requests), f"{r.tokens:,}")
+                      escape(r.device_name), str(r.evaluations), str(r.requests), f"{r.tokens:,}",
+                      "[dim]hidden[/]" if r.hidden else "yes")
     print_table(out, table)
     return 0
 
@@ -250,10 +286,7 @@ def add_parsers(sub, problems_opts, store_opts, store_only) -> None:
                     "fails is recorded, not fatal. Prints each baseline's time and its share of the speed of light "
                     "(the problem's minimal bytes and FLOPs at the measured peaks). Reports then show every result's "
                     "speedup over the best torch.compile mode too.")
-    base.add_argument("--problems", metavar="SELECTOR",
-                      help="comma-separated sets (level1, cpu), directories, ids or .py paths (default: level1 on "
-                           "cuda, cpu on cpu)")
-    base.add_argument("--problem", action="append", metavar="ID_OR_PATH", help="one problem (repeatable)")
+    problems_selector(base, " (default: level1 on cuda, cpu on cpu)")
     base.add_argument("--target", choices=TARGETS, help="cuda or cpu (default: cuda if a GPU is visible)")
     base.add_argument("--kinds", default=",".join(BASELINE_KINDS), metavar="K1,K2",
                       help=f"which baselines: {', '.join(BASELINE_KINDS)} (default: all; eager is always measured)")
@@ -264,34 +297,47 @@ def add_parsers(sub, problems_opts, store_opts, store_only) -> None:
                       help="seconds of timing per baseline before stopping unconverged (default 5)")
     base.add_argument("--max-memory-gb", type=positive(float), metavar="GB",
                       help="skip problems that declare needing more GPU memory than this (MEMORY_GB)")
-    base.add_argument("--json", action="store_true", help="machine-readable output: device, peaks, and per problem "
-                                                          "each baseline's median, share of SOL and error")
+    base.add_argument("--json", action="store_true", help="JSON Lines: one object per problem, with the device, "
+                                                          "its peaks, and each baseline's median, share of SOL and "
+                                                          "error")
     base.set_defaults(func=cmd_baseline)
 
     rep = sub.add_parser(
         "report", parents=[store_opts], help="leaderboard: runs side by side, or one run's problems",
-        description="Without --run: every stored run (or --runs) side by side: correctness, fast_p, geometric mean "
-                    "speedup over eager and over the best torch.compile mode, median share of the speed of light, "
-                    "tokens and cost. With --run NAME: that run's problems (best speedup, statuses, % SOL, flags). "
+        description="Without --run: every stored run but the hidden ones (`harness runs --hide`), or --runs, side "
+                    "by side: correctness, fast_p, geometric mean speedup over eager and over the best torch.compile "
+                    "mode, median share of the speed of light, tokens and cost. With --run NAME: that run's problems "
+                    "(best speedup, statuses, % SOL, flags). "
                     "--html PATH writes one self-contained page with plots (fast_p curves, speedup distribution, "
                     "per-problem speed-of-light bars, the generated -> compiled -> correct -> faster funnel).")
     rep.add_argument("--run", metavar="NAME", help="one run's per-problem table")
     rep.add_argument("--runs", metavar="A,B", help="only these runs, side by side")
     formats = rep.add_mutually_exclusive_group()
-    formats.add_argument("--json", action="store_true", help="machine-readable output: a run's leaderboard with "
-                                                             "--run, else {runs: [summary, ...]}")
+    formats.add_argument("--json", action="store_true", help="JSON Lines: with --run, the run's leaderboard on one "
+                                                             "line; else one summary object per run")
     formats.add_argument("--csv", action="store_true", help="CSV: one row per problem with --run, else per run")
     rep.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report with plots")
     rep.add_argument("--price-in", type=float, metavar="USD", help="price per million prompt tokens (default: the "
                                                                     "run's own, if it was given)")
     rep.add_argument("--price-out", type=float, metavar="USD", help="price per million completion tokens")
     rep.set_defaults(func=cmd_report)
+    _runs_parser(sub, store_opts)
 
-    runs = sub.add_parser("runs", parents=[store_opts], help="list stored runs, or delete some",
-                          description="The stored runs, with their model, evaluations, answers and tokens. "
-                                      "--delete forgets whole runs (their evaluations and turns); what they "
-                                      "share with other runs (sources, builds, baselines, paid answers) stays, "
-                                      "so a deleted run made again is served from it.")
-    runs.add_argument("--delete", metavar="NAME", nargs="+", help="delete these runs (exact names; see the list)")
-    runs.add_argument("--json", action="store_true", help="machine-readable output")
+
+def _runs_parser(sub, store_opts) -> None:
+    runs = sub.add_parser("runs", parents=[store_opts], help="list stored runs; hide or delete some",
+                          description="The stored runs, with their model, evaluations, answers and tokens, and "
+                                      "whether `harness report` shows them. --hide leaves runs out of its side "
+                                      "by side (and --html) unless named with --run or --runs; nothing is "
+                                      "deleted, and --unhide shows them again. --delete forgets whole runs "
+                                      "(their evaluations and turns); what they share with other runs (sources, "
+                                      "builds, baselines, paid answers) stays, so a deleted run made again is "
+                                      "served from it.")
+    change = runs.add_mutually_exclusive_group()
+    change.add_argument("--hide", metavar="NAME", nargs="+", help="leave these runs out of `harness report`")
+    change.add_argument("--unhide", metavar="NAME", nargs="+", help="show these hidden runs in it again")
+    change.add_argument("--delete", metavar="NAME", nargs="+", help="delete these runs (exact names; see the list)")
+    runs.add_argument("--json", action="store_true", help="JSON Lines: one object per run (run, created_at, kind, "
+                                                          "model, backend, target, device, evaluations, answers, "
+                                                          "tokens, hidden)")
     runs.set_defaults(func=cmd_runs)

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from harness.api import Connection, RunDone, RunRequest, run
 from harness.cli.console import UsageError, emit_json, err, out, positive, problem_root
-from harness.cli.options import settings_from
+from harness.cli.options import problems_selector, selector, settings_from
 from harness.cli.progress import RunConsoleEvents
 from harness.report.leaderboard import render
 from harness.report.tables import name_column, number_column, print_table
@@ -61,7 +61,8 @@ def model_options() -> argparse.ArgumentParser:
     return opts
 
 
-def add_parsers(sub, eval_opts: argparse.ArgumentParser) -> None:
+def add_parsers(sub, select_opts: argparse.ArgumentParser, eval_opts: argparse.ArgumentParser) -> None:
+    """run takes every evaluation flag; generate, which evaluates nothing, only those that shape its prompts."""
     model_opts = model_options()
     run_ = sub.add_parser(
         "run", parents=[eval_opts, model_opts], help="the main job: generate, evaluate, feed back, report",
@@ -73,16 +74,13 @@ def add_parsers(sub, eval_opts: argparse.ArgumentParser) -> None:
     run_.add_argument("--turns", type=positive(int), metavar="K",
                       help="turns per conversation: feedback rounds + 1 (1)")
     gen = sub.add_parser(
-        "generate", parents=[eval_opts, model_opts], help="only ask the model: write candidates, evaluate nothing",
+        "generate", parents=[select_opts, model_opts], help="only ask the model: write candidates, evaluate nothing",
         description="Ask the model once per problem and sample; write each extracted candidate to "
                     "SOLUTIONS_DIR/<run>/<problem id>/ and store the prompt and the completion. "
                     "--json prints one object per sample: run, problem, sample, turn, status (generated or "
-                    "no_code), candidate (path or null), reason, tokens.")
+                    "no_code), candidate (path or null), reason, cached, tokens.")
     for parser, func in ((run_, cmd_run), (gen, cmd_generate)):
-        parser.add_argument(
-            "--problems", metavar="SELECTOR", help="comma-separated sets (level1, cpu), directories, ids or .py paths"
-        )
-        parser.add_argument("--problem", action="append", metavar="ID_OR_PATH", help="one problem (repeatable)")
+        problems_selector(parser)
         parser.set_defaults(func=func)
 
 
@@ -167,7 +165,7 @@ def _request(args) -> RunRequest:
     )
     return RunRequest(
         model=args.model,
-        problems=",".join([*(args.problem or []), *filter(None, [args.problems])]) or None,
+        problems=selector(args),
         samples=args.samples,
         turns=getattr(args, "turns", None),
         sampling=sampling,

@@ -97,8 +97,8 @@ def test_every_answer_is_measured_against_its_claim_with_the_reason(audited):
 
 def test_the_table_and_the_store(audited):
     _, tmp = audited
-    runs = json.loads(run_cli("runs", "--json", "--results-dir", tmp / "results").stdout)
-    assert [(r["name"], r["evaluations"]) for r in runs] == [("audit", 5)]
+    runs = json_lines(run_cli("runs", "--json", "--results-dir", tmp / "results").stdout)
+    assert [(r["run"], r["evaluations"]) for r in runs] == [("audit", 5)]
     # the two answers to the uninformative problem stand apart, in no rate
     board = json.loads(run_cli("report", "--json", "--run", "audit", "--results-dir", tmp / "results").stdout)
     assert board["summary"]["uninformative"] == 2 and board["summary"]["candidates"] == 3

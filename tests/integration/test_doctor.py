@@ -1,15 +1,15 @@
 """`harness doctor`: the real checks on this machine, a PATH without the compilers, and a real local model server."""
-import json
-
 import pytest
 
 from harness.cli import doctor
-from tests.conftest import run_cli
+from tests.conftest import json_lines, run_cli
 from tests.openai_server import FakeOpenAI
 
 
 def checks(proc) -> dict[str, dict]:
-    return {c["name"]: c for c in json.loads(proc.stdout)}
+    (verdict,) = json_lines(proc.stdout)  # one line: the worst status, and every check
+    assert verdict["status"] == ("fail" if proc.returncode == 1 else verdict["status"])
+    return {c["check"]: c for c in verdict["checks"]}
 
 
 def test_this_machine_has_what_the_tests_need(tmp_path):

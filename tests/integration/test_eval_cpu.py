@@ -151,15 +151,15 @@ def test_evaluations_without_a_run_name_share_one_run_that_can_be_deleted(first_
     proc = run_cli("eval", "--json", "--target", "cpu", "--problem", PROBLEM, "--results-dir", results_dir,
                    CANDIDATES["compile_error"], timeout=120)  # again, and still no --run
     assert proc.returncode == 0, proc.stderr
-    names = [r["name"] for r in json.loads(run_cli("runs", "--json", "--results-dir", results_dir).stdout)]
+    names = [r["run"] for r in json_lines(run_cli("runs", "--json", "--results-dir", results_dir).stdout)]
     assert names.count("eval") == 1 and not [n for n in names if n.startswith("eval-")], names
     proc = run_cli("runs", "--delete", "eval", "nonesuch", "--results-dir", results_dir)
     assert proc.returncode == 2 and "unknown run 'nonesuch'" in proc.stderr  # checked before anything goes
     proc = run_cli("runs", "--delete", "eval", "--json", "--results-dir", results_dir)
     assert proc.returncode == 0, proc.stderr
-    (deleted,) = json.loads(proc.stdout)
+    (deleted,) = json_lines(proc.stdout)
     assert deleted["run"] == "eval" and deleted["evaluations"] >= 2 and deleted["turns"] == 0
-    left = [r["name"] for r in json.loads(run_cli("runs", "--json", "--results-dir", results_dir).stdout)]
+    left = [r["run"] for r in json_lines(run_cli("runs", "--json", "--results-dir", results_dir).stdout)]
     assert "eval" not in left and "first" in left
 
 

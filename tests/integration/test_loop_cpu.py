@@ -132,9 +132,9 @@ def test_rerunning_a_finished_run_asks_nothing(first_run, server, results):
     assert proc.returncode == 0, proc.stderr
     assert len(server.received) == before
     assert json.loads(proc.stdout)["problems"] == json.loads(first_run.stdout)["problems"]
-    runs = json.loads(run_cli("runs", "--json", "--results-dir", results / "r").stdout)
-    (loop,) = [r for r in runs if r["name"] == "loop"]
-    assert loop["model"] == "scripted" and loop["requests"] == 4 and loop["tokens"] > 0 and loop["evaluations"] == 4
+    runs = json_lines(run_cli("runs", "--json", "--results-dir", results / "r").stdout)
+    (loop,) = [r for r in runs if r["run"] == "loop"]
+    assert loop["model"] == "scripted" and loop["answers"] == 4 and loop["tokens"] > 0 and loop["evaluations"] == 4
 
 
 def test_interrupted_run_resumes_without_repeating_a_request(first_run, server, results):

@@ -28,14 +28,14 @@ def test_a_refused_key_exits_2_without_echoing_it(results):
     assert KEY not in proc.stderr + proc.stdout
     assert all(KEY.encode() not in f.read_bytes() for f in (results / "r").glob("harness.db*"))
     # Nothing half-written: no run without a single answer.
-    assert run_cli("runs", "--json", "--results-dir", results / "r").stdout.strip() == "[]"
+    assert run_cli("runs", "--json", "--results-dir", results / "r").stdout.strip() == ""
 
 
 def test_an_unknown_model_exits_2(results):
     with FakeOpenAI(lambda body: Reply(status=404, content="model not found")) as server:
         proc = generate(results, "--model", "nope", "--base-url", server.base_url)
     assert proc.returncode == 2 and "Check --model and --base-url" in proc.stderr
-    assert run_cli("runs", "--json", "--results-dir", results / "r").stdout.strip() == "[]"
+    assert run_cli("runs", "--json", "--results-dir", results / "r").stdout.strip() == ""
 
 
 def test_a_server_that_keeps_failing_exits_1_and_says_how_to_continue(results):

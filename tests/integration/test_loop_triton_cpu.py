@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, json_lines, run_cli
 from tests.openai_server import FakeOpenAI, fenced, problem_of, turn_of
 
 PROBLEMS = ("cpu/relu", "cpu/softmax")
@@ -56,5 +56,5 @@ def test_turn_one_fails_and_turn_two_is_correct_but_not_a_speedup(triton_run):
     for body in turn2:
         feedback = body["messages"][3]["content"]
         assert "did not build" in feedback and "Triton could not compile" in feedback and "has no attribute" in feedback
-    runs = json.loads(run_cli("runs", "--json", "--results-dir", results / "r").stdout)
-    assert [r["backend"] for r in runs if r["name"] == "tri"] == ["triton"]
+    runs = json_lines(run_cli("runs", "--json", "--results-dir", results / "r").stdout)
+    assert [r["backend"] for r in runs if r["run"] == "tri"] == ["triton"]

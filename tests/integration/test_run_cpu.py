@@ -9,7 +9,7 @@ import time
 import pytest
 
 from harness.problems import index as problems
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, json_lines, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -64,11 +64,11 @@ def test_report_and_runs_read_the_same_store(board, results_dir):
     proc = run_cli("report", "--json", "--run", "refs", "--results-dir", results_dir)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == board
-    (summary,) = json.loads(run_cli("report", "--json", "--results-dir", results_dir).stdout)["runs"]
+    (summary,) = json_lines(run_cli("report", "--json", "--results-dir", results_dir).stdout)  # a line a run
     assert summary == board["summary"]
     proc = run_cli("runs", "--json", "--results-dir", results_dir)
-    (run,) = json.loads(proc.stdout)
-    assert run["name"] == "refs" and run["kind"] == "run" and run["target"] == "cpu"
+    (run,) = json_lines(proc.stdout)
+    assert run["run"] == "refs" and run["kind"] == "run" and run["target"] == "cpu" and not run["hidden"]
     assert run["evaluations"] == len(board["problems"])
     # piped (no terminal, no $COLUMNS), the tables get room for every column instead of rich's 80
     text = run_cli("report", "--run", "refs", "--results-dir", results_dir, env={"COLUMNS": ""}).stdout
@@ -95,7 +95,7 @@ def test_a_second_run_is_served_from_the_store(board, results_dir):
     served = [(r["problem"], r["best_speedup"]) for r in board["problems"] if r["problem"] in three
               and r["problem"] not in retried]
     assert [(r["problem"], r["best_speedup"]) for r in again["problems"] if r["problem"] not in retried] == served
-    assert "(stored)" in proc.stderr or not served
+    assert "(cached)" in proc.stderr or not served
 
 
 def test_ctrl_c_stops_the_run_at_once(tmp_path):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, json_lines
 
 DATA = {"problems": "problems", "prompts": "prompts", "solutions/reference": "solutions/reference"}
 
@@ -124,7 +124,7 @@ def test_the_installed_command_lists_problems(installed):
     proc = subprocess.run([str(bin_dir / "harness"), "problems", "list", "--json"], capture_output=True, text=True,
                           env=env, cwd=work, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    listed = {p["id"]: p for p in json.loads(proc.stdout)}
+    listed = {p["problem"]: p for p in json_lines(proc.stdout)}  # a line a problem
     assert len([i for i in listed if i.startswith("cpu/")]) >= 5
     assert Path(listed["cpu/relu"]["path"]).is_relative_to(bin_dir.parent.resolve()), listed["cpu/relu"]["path"]
 

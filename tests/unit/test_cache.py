@@ -1,12 +1,11 @@
 """The caches' cap: least recently used entries go first, entries in use or locked by a build never do."""
 import fcntl
-import json
 import os
 import time
 
 from harness.eval.cache import IN_USE_S, entries, prune
 from harness.process import PCH_DIR_ENV
-from tests.conftest import run_cli
+from tests.conftest import json_lines, run_cli
 
 
 def entry(root, name, size, age_s):
@@ -53,12 +52,13 @@ def test_the_cache_command_shows_and_prunes(tmp_path, monkeypatch):
     env = {PCH_DIR_ENV: str(tmp_path / "pch")}
     proc = run_cli("cache", "--json", "--results-dir", tmp_path / "results", env=env)
     assert proc.returncode == 0, proc.stderr
-    shown = json.loads(proc.stdout)
-    assert shown["kept"]["build"]["entries"] == 3 and shown["kept"]["pch"]["bytes"] == 1000
+    shown = {c["cache"]: c for c in json_lines(proc.stdout)}  # a line a cache
+    assert list(shown) == ["build", "triton", "pch"]
+    assert shown["build"]["entries"] == 3 and shown["pch"]["bytes"] == 1000
     proc = run_cli("cache", "prune", "--max-gb", "0", "--json", "--results-dir", tmp_path / "results", env=env)
-    pruned = json.loads(proc.stdout)
-    assert pruned["removed"]["build"]["entries"] == 2 and pruned["removed"]["pch"]["entries"] == 1
-    assert pruned["kept"]["build"]["entries"] == 1 and made["c"].exists()
+    pruned = {c["cache"]: c for c in json_lines(proc.stdout)}
+    assert pruned["build"]["removed"]["entries"] == 2 and pruned["pch"]["removed"]["entries"] == 1
+    assert pruned["build"]["entries"] == 1 and made["c"].exists()
     text = run_cli("cache", "--results-dir", tmp_path / "results", env=env).stdout
     assert "precompiled headers" in text and "cache_max_gb" in text
 
@@ -69,7 +69,7 @@ def test_a_candidates_triton_kernels_are_under_the_cap_and_shown(tmp_path, monke
     assert [(e.kind, e.path.name) for e in entries(cache_dir)][0] == ("triton", "k")
     proc = run_cli("cache", "prune", "--max-gb", "0", "--json", "--results-dir", tmp_path / "results",
                    env={PCH_DIR_ENV: str(tmp_path / "pch")})
-    assert json.loads(proc.stdout)["removed"]["triton"] == {"entries": 1, "bytes": 50,
-                                                            "dirs": [str(cache_dir / "triton")]}
+    triton = next(c for c in json_lines(proc.stdout) if c["cache"] == "triton")
+    assert triton["removed"] == {"entries": 1, "bytes": 50, "dirs": [str(cache_dir / "triton")]}
     assert not kernels.exists()
     assert "Triton kernels" in run_cli("cache", "--results-dir", tmp_path / "results").stdout

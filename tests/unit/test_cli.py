@@ -1,28 +1,27 @@
 """The command line without builds: problem listing, bad input, empty stores."""
-import json
 
 from harness.cli.main import main
-from tests.conftest import FIXTURES, REPO, run_cli
+from tests.conftest import FIXTURES, REPO, json_lines, run_cli
 
 
 def test_problems_list_json(capsys):
     assert main(["problems", "list", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    ids = {r["id"] for r in rows}
+    rows = json_lines(capsys.readouterr().out)
+    ids = {r["problem"] for r in rows}
     assert {"level1/reverse_cumsum", "level1/sum_dim1", "level1/masked_cumsum"} <= ids
-    assert all({"id", "level", "path"} <= set(r) for r in rows)
+    assert all({"problem", "level", "path"} <= set(r) for r in rows)
 
 
 def test_problems_list_by_level(capsys):
     assert main(["problems", "list", "--level", "1", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json_lines(capsys.readouterr().out)
     assert rows and all(r["level"] == 1 for r in rows)
 
 
 def test_problems_show_by_id_and_path(capsys):
     assert main(["problems", "show", "level1/sum_dim1", "--json"]) == 0
-    shown = json.loads(capsys.readouterr().out)
-    assert shown["id"] == "level1/sum_dim1" and "keepdim=True" in shown["source"]
+    (shown,) = json_lines(capsys.readouterr().out)
+    assert shown["problem"] == "level1/sum_dim1" and "keepdim=True" in shown["source"]
     assert main(["problems", "show", str(FIXTURES / "problems" / "relu.py")]) == 0
     assert "torch.relu" in capsys.readouterr().out
 
@@ -100,7 +99,7 @@ def test_a_bad_unrelated_setting_breaks_only_the_commands_that_use_it(tmp_path):
         store.ensure_run("r", kind="eval", target="cpu", device_name="CPU")
     env = {"HARNESS_TRIALS": "many"}
     proc = run_cli("runs", "--json", "--results-dir", tmp_path, env=env)
-    assert proc.returncode == 0 and json.loads(proc.stdout)[0]["name"] == "r", proc.stderr
+    assert proc.returncode == 0 and json_lines(proc.stdout)[0]["run"] == "r", proc.stderr
     assert run_cli("cache", "--json", "--results-dir", tmp_path, env=env).returncode == 0
     proc = run_cli("eval", "--problem", "cpu/relu", "--target", "cpu", "--results-dir", tmp_path, "x.py", env=env)
     assert proc.returncode == 2 and "HARNESS_TRIALS" in proc.stderr

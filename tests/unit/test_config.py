@@ -1,7 +1,6 @@
 """Settings in layers: defaults < harness.toml (or --config FILE) < HARNESS_* < flags; provenance; errors;
 `harness config show`."""
 import argparse
-import json
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from harness.config import (
     load_settings,
     load_settings_with_sources,
 )
+from tests.conftest import json_lines
 
 
 @pytest.fixture(autouse=True)
@@ -211,7 +211,7 @@ def test_config_show_json(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HARNESS_DTYPE", "float16")
     args = parse("config", "show", "--config", str(config), "--json")
     assert args.func(args) == 0
-    rows = {r["setting"]: r for r in json.loads(capsys.readouterr().out)}
+    rows = {r["setting"]: r for r in json_lines(capsys.readouterr().out)}  # a line a setting
     assert list(rows) == list(SETTINGS)
     assert rows["trials"]["value"] == 3 and rows["trials"]["source"] == f"config file {config}"
     assert rows["dtype"] == {"setting": "dtype", "value": "float16", "source": "env HARNESS_DTYPE",

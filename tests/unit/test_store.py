@@ -74,7 +74,8 @@ def test_garbage_file_is_refused(tmp_path):
 def v1_schema() -> str:
     """Version 1 as released: today's core tables, without the run config column and the seals."""
     from harness import store_schema
-    lines = [line for line in store_schema.SCHEMA.splitlines() if not line.strip().startswith(("config TEXT", "seal"))]
+    lines = [line for line in store_schema.SCHEMA.splitlines()
+             if not line.strip().startswith(("config TEXT", "seal", "hidden"))]
     schema = "\n".join(lines).replace("model TEXT,", "model TEXT").replace("evaluations(id),", "evaluations(id)")
     return schema + """
 INSERT INTO runs VALUES ('old', '2026-11-22T00:00:00+00:00', 'eval', 'cpu', 'CPU', NULL);
@@ -90,9 +91,29 @@ def test_a_version_1_database_is_migrated_in_place(tmp_path):
         assert [r.name for r in store.runs()] == ["old"]
         assert store.run_config("old") is None and store.turns("old") == {}
     db = sqlite3.connect(tmp_path / "h.db")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 6
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"completions", "turns", "baselines", "peaks"} <= tables
+
+
+def test_a_version_5_database_gains_hidden_and_its_runs_stay_shown(tmp_path):
+    from harness import store_schema
+    v5 = "\n".join(line for line in store_schema.upgrade_script(0).splitlines()  # a new file's tables, less hidden
+                   if not line.strip().startswith("hidden")).replace("config TEXT,", "config TEXT")
+    db = sqlite3.connect(tmp_path / "h.db")
+    db.executescript(v5 + """
+INSERT INTO runs VALUES ('old', '2027-01-05T00:00:00+00:00', 'eval', 'cpu', 'CPU', NULL, NULL);
+PRAGMA user_version = 5;
+""")
+    db.close()
+    with Store(tmp_path / "h.db") as store:
+        (old,) = store.runs()
+        assert old.name == "old" and not old.hidden
+        store.set_hidden("old", True)
+        assert store.runs()[0].hidden
+    db = sqlite3.connect(tmp_path / "h.db")
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 6
+    assert db.execute("SELECT hidden FROM runs").fetchall() == [(1,)]
 
 
 def test_baselines_are_kept_per_problem_device_torch_dtype_and_protocol(tmp_path):
