@@ -66,6 +66,7 @@ class TurnRecord:
     evaluation_id: int | None
     completion: Completion
     candidate_source: str | None
+    messages: tuple[dict, ...] = ()  # the request's chat messages: the conversation up to this turn's answer
 
 
 @dataclass(frozen=True)
@@ -292,10 +293,11 @@ class Store:
         """The run's turns by (problem id, sample, turn)."""
         rows = self.db.execute(
             "SELECT t.problem_id, t.sample, t.turn, t.completion_key, t.cached, t.candidate_sha256, t.candidate_path, "
-            "t.reason, t.evaluation_id, c.completion_json, s.text FROM turns t "
+            "t.reason, t.evaluation_id, c.completion_json, s.text, c.request_json FROM turns t "
             "JOIN completions c ON c.key = t.completion_key LEFT JOIN sources s ON s.sha256 = t.candidate_sha256 "
             "WHERE t.run = ?", (run,))
-        return {(r[0], r[1], r[2]): TurnRecord(*r[:9], Completion.model_validate_json(r[9]), r[10]) for r in rows}
+        return {(r[0], r[1], r[2]): TurnRecord(*r[:9], Completion.model_validate_json(r[9]), r[10],
+                                               tuple(json.loads(r[11]).get("messages", ()))) for r in rows}
 
     def evaluation(self, evaluation_id: int) -> EvalResult:
         row = self.db.execute("SELECT e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
@@ -351,10 +353,14 @@ class Store:
         return evaluations, turns
 
     def results(self, run: str) -> list[EvalResult]:
+        return [result for _, result in self.evaluations(run)]
+
+    def evaluations(self, run: str) -> list[tuple[int, EvalResult]]:
+        """The run's evaluations with their row ids (what turns point to), oldest first."""
         rows = self.db.execute(
-            "SELECT e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
+            "SELECT e.id, e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
             "WHERE e.run = ? ORDER BY e.id", (run,))
-        return [self._load(result_json, log) for result_json, log in rows]
+        return [(row_id, self._load(result_json, log)) for row_id, result_json, log in rows]
 
     def source(self, sha256: str) -> str | None:
         row = self.db.execute("SELECT text FROM sources WHERE sha256 = ?", (sha256,)).fetchone()

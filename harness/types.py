@@ -140,6 +140,8 @@ class Timing(Frozen):
     rse: float = Field(description="Relative standard error of the mean: std / sqrt(n) / mean")
     wall_median_ms: float | None = Field(default=None, description="Median host wall time of the same calls, "
                                                                    "device-wide sync included")
+    quantiles_ms: tuple[float, ...] = Field(default=(), description="The calls' 0th, 5th, ..., 100th percentiles "
+                                            "(21 values; empty for fewer than two calls, or results stored before)")
 
 
 class KernelTime(Frozen):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from math import sqrt
-from statistics import fmean, median, stdev
+from statistics import fmean, median, quantiles, stdev
 from typing import NamedTuple
 
 import torch
@@ -107,13 +107,20 @@ def _cpu_flush_bytes() -> int:
     return max(32 << 20, 2 * largest)
 
 
+def rse(samples_ms: list[float]) -> float:
+    """The relative standard error of the mean: what adaptive stopping watches after every round."""
+    n, mean = len(samples_ms), fmean(samples_ms)
+    return (stdev(samples_ms) / sqrt(n) / mean) if n > 1 and mean > 0 else 0.0
+
+
 def summarize(samples_ms: list[float], wall_ms: list[float] | None = None) -> Timing:
     n = len(samples_ms)
     mean = fmean(samples_ms)
     std = stdev(samples_ms) if n > 1 else 0.0
+    spread = (min(samples_ms), *quantiles(samples_ms, n=20, method="inclusive"), max(samples_ms)) if n > 1 else ()
     return Timing(median_ms=median(samples_ms), mean_ms=mean, std_ms=std, min_ms=min(samples_ms),
-                  n=n, rse=(std / sqrt(n) / mean) if mean > 0 else 0.0,
-                  wall_median_ms=median(wall_ms) if wall_ms else None)
+                  n=n, rse=rse(samples_ms),
+                  wall_median_ms=median(wall_ms) if wall_ms else None, quantiles_ms=spread)
 
 
 class Side(NamedTuple):
@@ -151,7 +158,7 @@ def time_interleaved(sides: dict[str, Side], timer: Callable[[Callable[..., obje
                 inspect(name, rounds, label, args, sample.output)
             del sample, args
         rounds += 1
-        converged = rounds >= 2 and all(summarize(s).rse <= settings.target_rse for s in events.values())
+        converged = rounds >= 2 and all(rse(s) <= settings.target_rse for s in events.values())
         over_budget = time.monotonic() - started >= settings.budget_s
         if rounds >= settings.max_runs or (rounds >= settings.min_runs and converged) \
                 or (rounds >= min(3, settings.min_runs) and over_budget):

@@ -35,6 +35,7 @@ from harness.eval import cpu_ceiling
 from harness.eval.baseline import device_peaks, measure_baselines, trusted
 from harness.problems import index as problem_index
 from harness.process import write_atomic
+from harness.report.details import report_details
 from harness.report.leaderboard import (
     ProblemContext,
     problem_record,
@@ -216,12 +217,14 @@ def cmd_report(args) -> int:
                 raise UsageError(f"every run in {store.path} is hidden: name one (--run, --runs), or show it again "
                                  "with `harness runs --unhide NAME`")
         boards = [run_board(store, by_name[name], prices) for name in chosen]
+        details = report_details(store, [by_name[name] for name in chosen], boards) if args.html else None
     if args.html:
         from harness.report.html import render_html
 
         path = Path(args.html)
         try:
-            write_atomic(path, render_html(boards, generated_at=datetime.now().isoformat(timespec="seconds")))
+            write_atomic(path, render_html(boards, generated_at=datetime.now().isoformat(timespec="seconds"),
+                                           details=details))
         except OSError as exc:
             raise UsageError(f"cannot write the HTML report to {path}: {exc.strerror}") from None
         err.print(f"wrote {escape(str(path))} ({len(boards)} run{'' if len(boards) == 1 else 's'})")

@@ -83,6 +83,8 @@ class Summary(Frozen):
     run: str = Field(description="Run name")
     model: str | None = Field(default=None, description="The model that wrote the candidates, if any")
     device: str | None = Field(default=None, description="Device the run evaluated on")
+    dtype: str | None = Field(default=None, description="The evaluation dtype of its results (several, comma-"
+                                                        "separated, where they differ)")
     problems: int = Field(description="Distinct problems in the run")
     candidates: int = Field(description="Evaluations in the run")
     compile_rate: float | None = Field(description="Share of candidates with code whose build succeeded")
@@ -169,6 +171,7 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
     tokens = usage.prompt_tokens + usage.completion_tokens if usage and usage.requests else None
     summary = Summary(
         run=run, model=model, device=results[0].device_name if results else None,
+        dtype=", ".join(sorted({r.dtype for r in results})) or None,
         problems=n_problems, candidates=len(results),
         compile_rate=len(built) / len(with_code) if with_code else None,
         correct_rate=len(correct) / len(results) if results else None,
@@ -226,7 +229,8 @@ STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "yellow
 
 def render(board: Leaderboard, console: Console) -> None:
     """One run: a row per problem, the flagged results, and the summary line."""
-    table = Table(title=f"run {board.summary.run}", title_justify="left")
+    table = Table(title=f"run {board.summary.run}" + (f" ({board.summary.dtype})" if board.summary.dtype else ""),
+                  title_justify="left")
     name_column(table, "problem")
     for name in ("cands", "best speedup", "vs compile", "ref ms", "best ms", "% SOL", "coverage"):
         number_column(table, name)
@@ -288,12 +292,12 @@ def render_runs(summaries: list[Summary], console: Console) -> None:
     """Runs side by side, one row each."""
     table = Table(title="leaderboard (counted results only; `--run NAME` for one run's problems)",
                   title_justify="left")
-    columns = ["run", "model", "device", "problems", "correct", *(f"fast_{p:g}" for p in FAST_P), "geomean",
+    columns = ["run", "model", "device", "dtype", "problems", "correct", *(f"fast_{p:g}" for p in FAST_P), "geomean",
                "vs compile", "% SOL", "tokens", "cost"]
     for name in columns:
-        (name_column if name in ("run", "model", "device") else number_column)(table, name)
+        (name_column if name in ("run", "model", "device", "dtype") else number_column)(table, name)
     for s in summaries:
-        table.add_row(s.run, s.model or "-", s.device or "-", str(s.problems), _pct(s.correct_rate),
+        table.add_row(s.run, s.model or "-", s.device or "-", s.dtype or "-", str(s.problems), _pct(s.correct_rate),
                       *(_pct(s.fast_p.get(f"{p:g}")) for p in FAST_P), _x(s.geomean_speedup),
                       _x(s.geomean_vs_compile), _pct(s.median_sol),
                       f"{s.tokens:,}" if s.tokens is not None else "-",

@@ -125,6 +125,30 @@ def test_the_key_reaches_nothing_but_the_server(first_run, results):
     assert not [line for log in logs for line in log.splitlines() if line.startswith("LEAKED_KEY=")]
 
 
+def test_the_html_report_follows_each_conversation(first_run, results):
+    """The page written from the run the loop stored: each problem's two turns, what each turn sent, the compiler's
+    lines of turn 1, and turn 2's candidate with its diff and its kernel marked."""
+    import re
+
+    from harness.report.html import unpack
+
+    page = results / "loop.html"
+    proc = run_cli("report", "--run", "loop", "--html", page, "--results-dir", results / "r")
+    assert proc.returncode == 0, proc.stderr
+    html = page.read_text()
+    assert KEY not in html
+    details = unpack(re.search(r'id="report-data">([^<]*)<', html).group(1))
+    texts, candidates = details["texts"], details["candidates"]
+    shapes = sorted((c["problem"], len(c["turns"])) for c in details["conversations"])
+    assert shapes == [(p, 2) for p in sorted(PROBLEMS)]
+    conv = next(c for c in details["conversations"] if c["problem"] == PROBLEMS[0])
+    first, second = (candidates[t["candidate"]] for t in conv["turns"])
+    assert first["status"] == "compile_error" and "error: expected" in texts[first["build"]["log"]]
+    assert "did not build" in texts[conv["turns"][1]["asked"]] and "First try" in texts[conv["turns"][0]["answer"]]
+    assert second["previous"] == conv["turns"][0]["candidate"] and texts[second["diff"]].startswith("--- turn 1")
+    assert second["status"] == "correct" and second["kernels"] and second["runtime"]["quantiles_ms"]
+
+
 def test_rerunning_a_finished_run_asks_nothing(first_run, server, results):
     before = len(server.received)
     proc = run_cli(*harness_args(results, server, "--model", "scripted", "--turns", "2", "--run", "loop", "--json"),

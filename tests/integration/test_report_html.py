@@ -153,3 +153,120 @@ def test_clicking_a_header_sorts_its_table(chromium, report, tmp_path):
                                                   "level1/softmax", "level1/layernorm", "level1/relu"]
     assert found["data-descending"].split("|") == ["level1/softmax", "level1/matmul", "level3/attention", ODD_PROBLEM,
                                                    "level1/layernorm", "level1/relu"]
+
+
+# ---- the drill-down views, from a store as a real multi-turn run leaves it (tests/report_store.py) ----
+
+VIEWS = {  # name: (fragment, window height for its screenshot)
+    "run-filtered": ("view=run&run=0&status=correct", 1100),
+    "problem": ("view=run&run=0&problem=level1%2Fsoftmax", 1300),
+    "candidate": (None, 2600),  # the third turn of softmax's first sample: found in the data below
+    "candidate-compile-error": (None, 1800),
+    "conversation": (None, 2400),
+    "compare": ("view=compare&a=0&b=1", 900),
+}
+
+
+@pytest.fixture(scope="module")
+def drill(tmp_path_factory) -> tuple[Path, dict, dict[str, str]]:
+    from harness.report.details import report_details
+    from harness.report.leaderboard import run_board
+    from tests.report_store import sample_store
+
+    where = tmp_path_factory.mktemp("drill")
+    with sample_store(where) as store:
+        runs = store.runs()
+        boards = [run_board(store, r) for r in runs]
+        details = report_details(store, runs, boards)
+        path = where / "report.html"
+        path.write_text(render_html(boards, details=details), encoding="utf-8")
+    conv = next(i for i, c in enumerate(details["conversations"]) if c["run"] == 0 and len(c["turns"]) == 3)
+    turns = [t["candidate"] for t in details["conversations"][conv]["turns"]]
+    fragments = {name: fragment for name, (fragment, _) in VIEWS.items() if fragment}
+    fragments.update({"candidate": f"view=candidate&id={turns[2]}", "conversation": f"view=conversation&id={conv}",
+                      "candidate-compile-error": f"view=candidate&id={turns[0]}"})
+    return path, details, fragments
+
+
+def view_dom(chromium: str, path: Path, fragment: str, profile: Path, *extra: str) -> str:
+    """The page's DOM once its script has unpacked the details and drawn the view (virtual time runs it out)."""
+    done = subprocess.run([chromium, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=10000", *extra,
+                           "--dump-dom", f"{path.as_uri()}#{fragment}"], capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert page_console(done.stderr, path) == []
+    assert re.search(r'<body[^>]*\bdata-ready="1"', done.stdout), "the page's script did not run to its end"
+    return done.stdout
+
+
+def test_each_view_draws_what_it_is_for(chromium, drill, tmp_path):
+    path, details, fragments = drill
+    run = Page(view_dom(chromium, path, fragments["run-filtered"], tmp_path / "p1")).visible
+    assert "showing 4 of 7" in run and "compile_error" in run  # the filter's boxes keep every status
+    problem = view_dom(chromium, path, fragments["problem"], tmp_path / "p2")
+    assert "Problem level1/softmax" in Page(problem).visible and "sample 1" in problem and "sample 2" in problem
+
+    candidate = view_dom(chromium, path, fragments["candidate"], tmp_path / "p3")
+    text = Page(candidate).visible
+    for expected in ("Verdict", "counted", "Correctness", "max abs error", "2.00e-7", "Coverage", "softmax_v3_kernel",
+                     "Timing", "0.795", "0.330", "Changed since turn 2", "Source"):
+        assert expected in text, expected
+    assert 'data-plot="timing"' in candidate
+    c = details["candidates"][int(fragments["candidate"].rsplit("=", 1)[1])]
+    marked = sum(end - start + 1 for start, end, _ in c["kernels"])
+    assert candidate.count('class="line kern"') == marked > 10
+
+    broken = Page(view_dom(chromium, path, fragments["candidate-compile-error"], tmp_path / "p4")).visible
+    assert "compile_error" in broken and "Compiler output" in broken
+    assert 'identifier "sum_undeclared" is undefined' in broken
+
+    conversation = view_dom(chromium, path, fragments["conversation"], tmp_path / "p5")
+    assert conversation.count('class="card turn"') == 3
+    assert "feedback on turn 1" in conversation and "Your kernel did not compile" in Page(conversation).visible
+
+    compare = Page(view_dom(chromium, path, fragments["compare"], tmp_path / "p6")).visible
+    assert "B better on 1, A better on 1, within 2% on 0" in compare
+
+
+def test_candidate_text_stays_text(chromium, drill, tmp_path):
+    """A source holding </script> and an <img onerror> is shown as it is, and never becomes markup."""
+    path, details, _ = drill
+    cid = next(i for i, c in enumerate(details["candidates"])
+               if c["source"] is not None and "pwned" in details["texts"][c["source"]])
+    dom = view_dom(chromium, path, f"view=candidate&id={cid}", tmp_path / "p")
+    assert "data-pwned" not in dom and "<img" not in dom
+    assert '</script><img src=x onerror="document.body.dataset.pwned = 1">' in Page(dom).visible
+
+
+def test_a_filter_box_filters_the_table(chromium, drill, tmp_path):
+    """Ticks the compile_error box of the run's candidates (a script added to a copy of the page) and reads the
+    table the new address draws."""
+    path, _, _ = drill
+    copy = tmp_path / "clicked.html"
+    click = """<script>
+      window.addEventListener("hashchange", function () {
+        setTimeout(function () {
+          document.body.dataset.shown = document.getElementById("shown").textContent;
+          document.body.dataset.rows = document.querySelectorAll("table.candidates tbody tr").length;
+        }, 0);
+      });
+      var wait = setInterval(function () {
+        var box = document.querySelector('input[data-filter="status"][value="compile_error"]');
+        if (box && !document.body.dataset.clicked) {
+          document.body.dataset.clicked = "1"; box.click(); clearInterval(wait);
+        }
+      }, 10);
+    </script></body>"""
+    copy.write_text(path.read_text(encoding="utf-8").replace("</body>", click), encoding="utf-8")
+    dom = view_dom(chromium, copy, "view=run&run=0", tmp_path / "p")
+    body = next(attrs for tag, attrs in Page(dom).attrs if tag == "body")
+    assert body["data-shown"] == "showing 1 of 7" and body["data-rows"] == "1"
+
+
+def test_screenshots_of_every_view_are_kept(chromium, drill, tmp_path):
+    path, _, fragments = drill
+    for name, (_, height) in VIEWS.items():
+        shot = artifact_dir() / f"report-{name}.png"
+        shot.unlink(missing_ok=True)
+        view_dom(chromium, path, fragments[name], tmp_path / name, f"--screenshot={shot}",
+                 f"--window-size=1400,{height}", "--hide-scrollbars")
+        assert shot.is_file() and shot.stat().st_size > 10_000, f"the {name} screenshot looks blank"

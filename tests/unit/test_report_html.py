@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from harness.report.html import fastp_curve, fmt_pct, render_html
+from harness.report.html import fmt_pct, render_html
 from harness.report.leaderboard import (
     FlaggedRow,
     Funnel,
@@ -16,6 +16,7 @@ from harness.report.leaderboard import (
     Summary,
     leaderboard,
 )
+from harness.report.plots import fastp_curve
 from harness.store import RunUsage
 from harness.types import Baseline, BuildResult, EvalResult, Peaks, Timing
 
