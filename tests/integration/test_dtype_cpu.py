@@ -39,3 +39,22 @@ def test_a_bad_dtype_is_refused_before_anything_runs(tmp_path):
                    "--dtype", "fp8")
     assert proc.returncode == 2 and "--dtype" in proc.stderr
     assert not (tmp_path / "harness.db").exists()
+
+
+def test_informativeness_and_zero_outputs_are_judged_in_the_dtype(tmp_path):
+    """Outputs of ~1e-3 are all within fp16's atol (1e-2) of zero: in fp16 the problem says nothing
+    (uninformative_problem) and a zeros kernel is still incorrect (one value where the reference varies); in fp32 the
+    same problem is informative and the zeros are simply wrong."""
+    small = REPO / "tests" / "fixtures" / "problems" / "small_relu.py"
+    zeros = REPO / "tests" / "fixtures" / "solutions" / "triton" / "cpu" / "zeros.py"
+    found = {}
+    for dtype in ("fp16", "fp32"):
+        proc = run_cli("eval", "--target", "cpu", "--problem", small, zeros, "--results-dir", tmp_path, "--json",
+                       "--timing-budget", "0.3", "--trials", "2", "--dtype", dtype)
+        assert proc.returncode == 0, proc.stderr
+        found[dtype] = json.loads(proc.stdout.splitlines()[0])
+    half, full = found["fp16"], found["fp32"]
+    assert half["status"] == "incorrect" and half["dtype"] == "float16", half
+    assert "0 everywhere, where the reference varies" in half["error"], half["error"]
+    assert "within atol of 0" in (half["uninformative"] or "") and "uninformative_problem" in half["flags"], half
+    assert full["status"] == "incorrect" and full["uninformative"] is None and not full["flags"], full
