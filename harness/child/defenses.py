@@ -3,9 +3,9 @@
 - Guard: everything the harness and the reference rely on (torch functions, tensor methods, nn layers,
   clocks, global torch settings) is snapshotted before the candidate is imported and compared after
   each of its calls; any change rejects the candidate.
-- Poison: memory the candidate could be handed by an allocator is filled with NaN first, and the
-  reference's outputs are overwritten before they are freed, so "returning uninitialised memory that
-  happens to hold the expected output" returns NaN instead.
+- Poison: memory the candidate could be handed by an allocator is filled with NaN first, so "returning
+  uninitialised memory that happens to hold the expected output" returns NaN instead (the reference runs in
+  the judge, another process: its outputs are never in the runner's memory).
 - Outputs: a plain torch.Tensor with real, eager storage, copied the moment forward returns (work that
   finishes later, on a thread, does not count).
 """
@@ -140,23 +140,6 @@ def poison_free_memory(device: torch.device) -> None:
         torch.cuda.synchronize(device)
         del chunks
         torch.cuda.empty_cache()
-
-
-def poison(value: object) -> None:
-    """Overwrite the reference's output before it is freed: memory handed out again holds NaN."""
-    for t in tensors(value):
-        if t.is_floating_point() or t.is_complex():
-            t.fill_(float("nan"))
-        elif t.dtype != torch.bool:
-            t.fill_(-1)
-
-
-def tensors(value: object) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [t for item in value for t in tensors(item)]
-    return []
 
 
 def output_problem(value: object, where: str = "output") -> str | None:
