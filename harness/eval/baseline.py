@@ -23,6 +23,7 @@ from harness.config import Settings
 from harness.eval.build import torch_version
 from harness.eval.cpu_ceiling import CONTENDED_SHARE, machine_tflops, merge_peaks, needs_measuring
 from harness.eval.evaluation import eval_env
+from harness.eval.machine import machine_store
 from harness.process import run_each
 from harness.protocol import BaselineItem, BaselineSpec
 from harness.store import BaselineKey, Store
@@ -74,13 +75,29 @@ def settle(stored: Baseline | None, new: Baseline) -> Baseline:
     return kept.model_copy(update={"confirmations": 0})
 
 
-def keep(store: Store, key: BaselineKey, new: Baseline, stored: Baseline | None) -> Baseline:
+def keep(stores: list[Store], key: BaselineKey, new: Baseline, stored: Baseline | None) -> Baseline:
     """Store what stands after a new measurement (`stored`: what was there before it) and return it: a
     torch.compile kind as measured, an eager time settled with the stored one."""
     kept = settle(stored, new) if key[-1] == "eager" else new
     if kept != stored:
-        store.add_baseline(key, kept)
+        for store in stores:
+            store.add_baseline(key, kept)
     return kept
+
+
+def _known(p: Problem, device: DeviceInfo, dtype: str, stores: list[Store]) -> dict[str, Baseline]:
+    """What the results store and the machine's (machine.py) hold for a problem, kind by kind: a trusted row
+    before an untrusted one, the results store's first. A trusted row only the machine's holds is copied into the
+    results store, whose reports read it."""
+    rows = [store.baselines(p.sha256, device.name, device.target, torch_version(), dtype) for store in stores]
+    known: dict[str, Baseline] = {}
+    for kind in dict.fromkeys(k for found in rows for k in found):
+        held = [found[kind] for found in rows if kind in found]
+        known[kind] = next((b for b in held if trusted(kind, b)), held[0])
+        if len(stores) > 1 and kind not in rows[0] and trusted(kind, known[kind]):
+            stores[0].add_baseline((p.sha256, device.name, device.target, torch_version(), dtype, PROTOCOL_VERSION,
+                                    kind), known[kind])
+    return known
 
 
 def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Settings, store: Store | None,
@@ -92,12 +109,19 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
     A problem whose reference cannot run is left out (its evaluations say why); `on_problem(problem,
     baselines, error)` is told about every problem as it is done.
     """
-    unique = list({p.sha256: p for p in problems}.values())
+    with machine_store() as machine:
+        stores = [store, *filter(None, [machine])] if store else []
+        return _measure(list({p.sha256: p for p in problems}.values()), device, settings, stores, kinds, force,
+                        on_problem)
+
+
+def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stores: list[Store],
+             kinds: tuple[str, ...], force: bool, on_problem) -> Measured:
     found: Measured = {}
     before: Measured = {}  # what was stored, to settle a new eager time with (--force starts afresh)
     missing: dict[str, tuple[Problem, list[str]]] = {}
     for p in unique:
-        stored = store.baselines(p.sha256, device.name, device.target, torch_version(), settings.dtype) if store else {}
+        stored = _known(p, device, settings.dtype, stores) if stores else {}
         need = [k for k in kinds if force or k not in stored or not trusted(k, stored[k])]
         found[p.sha256] = {k: b for k, b in stored.items() if k in kinds and k not in need}
         before[p.sha256] = {} if force else stored
@@ -121,8 +145,8 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
         for kind, b in measured.items():
             # what the problem declares wins over what the meta-device forward counted
             b = b.model_copy(update={"bytes_moved": problem.bytes or b.bytes_moved, "flops": problem.flops or b.flops})
-            if store and kind in need and (b.timing or kind != "eager"):  # a failed eager is the problem's
-                b = keep(store, baseline_key(problem, device, settings, kind), b, before[problem.sha256].get(kind))
+            if stores and kind in need and (b.timing or kind != "eager"):  # a failed eager is the problem's
+                b = keep(stores, baseline_key(problem, device, settings, kind), b, before[problem.sha256].get(kind))
             found[problem.sha256][kind] = b
         if on_problem:
             on_problem(problem, found[problem.sha256], record.get("error"))
@@ -138,12 +162,30 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
 
 
 def device_peaks(device: DeviceInfo, settings: Settings, store: Store, *, force: bool = False) -> Peaks | None:
-    """The device's measured peaks: from the store, or measured now in a clean child (a few seconds).
-    When the measurement fails (the log is in results/cache/baselines/): the stored ones, or None."""
-    stored = store.peaks(device.name, device.target, torch_version())
-    again = bool(stored) and not force and device.target == "cpu" and needs_measuring(stored)
-    if stored and not force and not again:
-        return stored
+    """The device's measured peaks: from the store, else the machine's (machine.py, copied into the store), or
+    measured now in a clean child (a few seconds; then kept in both). When the measurement fails (the log is in
+    results/cache/baselines/): the stored ones, or None."""
+    with machine_store() as machine:
+        stores = [store, *filter(None, [machine])]
+        held = [s.peaks(device.name, device.target, torch_version()) for s in stores]
+        stored = next((p for p in held if p is not None and not _remeasure(device, p)), None)
+        if stored and not force:
+            if held[0] != stored:
+                store.add_peaks(device.name, device.target, torch_version(), stored)
+            return stored
+        peaks = _measure_peaks(device, settings, next((p for p in held if p is not None), None), force)
+        for s in stores if peaks is not None and peaks not in held else ():
+            s.add_peaks(device.name, device.target, torch_version(), peaks)
+        return peaks
+
+
+def _remeasure(device: DeviceInfo, peaks: Peaks) -> bool:
+    """cpu peaks measured only while other processes used the cores serve, and are measured again (cpu_ceiling)."""
+    return device.target == "cpu" and needs_measuring(peaks)
+
+
+def _measure_peaks(device: DeviceInfo, settings: Settings, stored: Peaks | None, force: bool) -> Peaks | None:
+    again = bool(stored) and not force and _remeasure(device, stored)
     found: dict = {}
 
     def write_spec(_remaining: list[str], spec, results) -> None:  # again: only the copy, merged below
@@ -159,6 +201,4 @@ def device_peaks(device: DeviceInfo, settings: Settings, store: Store, *, force:
     if device.target == "cpu":
         ceiling = "theoretical: " + machine_tflops()[1]
         peaks = peaks.model_copy(update={"details": {**peaks.details, "ceiling": ceiling}})
-    peaks = merge_peaks(peaks, stored)  # the fastest copy of all is kept
-    store.add_peaks(device.name, device.target, torch_version(), peaks)
-    return peaks
+    return merge_peaks(peaks, stored)  # the fastest copy of all is kept

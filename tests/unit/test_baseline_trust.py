@@ -6,11 +6,18 @@ from harness.config import load_settings
 from harness.device import discover
 from harness.eval.baseline import AGREEMENT, NOISY_BASELINE_RSE, baseline_key, keep, measure_baselines, trusted
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
+from harness.eval.machine import MEASUREMENTS_ENV
 from harness.problems.index import resolve
 from harness.store import Store
 from harness.types import PROTOCOL_VERSION, Baseline, Timing
 
 KEY = ("p" * 64, "CPU", "cpu", "2.13", "float32", PROTOCOL_VERSION, "eager")
+
+
+@pytest.fixture(autouse=True)
+def own_machine_store(tmp_path, monkeypatch):
+    """Each test with a machine store of its own (machine.py), which none of them fills unless it says so."""
+    monkeypatch.setenv(MEASUREMENTS_ENV, str(tmp_path / "machine.db"))
 
 
 def eager(median_ms: float, rse: float = 0.01, foreign_cpu: float | None = 0.01) -> Baseline:
@@ -21,7 +28,7 @@ def eager(median_ms: float, rse: float = 0.01, foreign_cpu: float | None = 0.01)
 def run(path, new: Baseline, key=KEY) -> Baseline:
     """One run's measurement, kept as measure_baselines keeps it; what the store holds afterwards, read anew."""
     with Store(path) as store:
-        keep(store, key, new, store.baselines(*key[:5]).get(key[-1]))
+        keep([store], key, new, store.baselines(*key[:5]).get(key[-1]))
     with Store(path) as store:
         return store.baselines(*key[:5])[key[-1]]
 
@@ -82,10 +89,11 @@ def test_a_confirmed_eager_is_served_from_the_store(tmp_path):
     key = baseline_key(problem, device, settings)
     with Store(settings.db) as store:
         for median_ms in (0.5, 0.52):
-            keep(store, key, eager(median_ms), store.baselines(*key[:5]).get("eager"))
+            keep([store], key, eager(median_ms), store.baselines(*key[:5]).get("eager"))
         told = []
         found = measure_baselines([problem], device, settings, store,
                                   on_problem=lambda p, baselines, error: told.append((p.id, baselines, error)))
     served = found[problem.sha256]["eager"]
     assert served.timing.median_ms == 0.5 and trusted("eager", served)
     assert told == [("cpu/relu", {"eager": served}, None)]
+
