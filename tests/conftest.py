@@ -30,6 +30,33 @@ def json_lines(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def run_dir(tmp_path_factory) -> Path:
+    """The temporary directory of this whole run (pytest-N), both workers' (pytest-N/popen-gwK) included."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def machine_measurements(tmp_path_factory):
+    """One machine store (harness/eval/machine.py) for the run, both workers included: the device's peaks and the
+    problems' baselines are measured once, not once per results directory (~15 s each). Tests of measuring itself
+    set their own (or "off")."""
+    os.environ.setdefault("HARNESS_MEASUREMENTS", str(run_dir(tmp_path_factory) / "measurements.db"))
+
+
+def share_builds(results_dir: Path, tmp_path_factory) -> Path:
+    """`results_dir` with its build cache (RESULTS_DIR/cache/builds) linked to one the whole run shares: a build is
+    kept under its key (source, flags, torch, device), so a candidate several modules evaluate is compiled once
+    (~40 s here), and two workers asking for one build get it built once (a lock per build directory). Only for
+    modules that neither look into nor change build directories, and whose candidates write nothing there."""
+    shared = run_dir(tmp_path_factory) / "builds"
+    shared.mkdir(exist_ok=True)
+    cache = Path(results_dir) / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "builds").symlink_to(shared, target_is_directory=True)
+    return Path(results_dir)
+
+
 @pytest.fixture
 def cli():
     return run_cli
@@ -41,3 +68,19 @@ def pytest_cmdline_main(config):
     if "gpu" in (config.option.markexpr or "") and getattr(config.option, "numprocesses", None):
         config.option.numprocesses = 0
         config.option.dist = "no"
+    # Files go to the workers in the order pytest_collection_modifyitems leaves them (xdist would put those with
+    # the most tests first, whatever they cost).
+    config.option.loadscopereorder = False
+
+
+# The slowest files first (measured on the 2-core CI machine, a full run: ~1900 s for test_shapes down to ~150 s):
+# given last, a 20-minute file would leave the other worker idle for most of it. The others follow as collected.
+SLOWEST_FIRST = ("test_shapes", "test_run_cpu", "test_corpus_cpu", "test_kernel_use_cpu", "test_eval_cpu",
+                 "test_dtype_cpu", "test_loop_cpu", "test_pch", "test_audit_cpu", "test_judge_cpu",
+                 "test_run_cpu_loaded", "test_escapes_cpu", "test_ray_cpu", "test_baseline_cpu",
+                 "test_prompt_example_cpu", "test_loop_triton_cpu", "test_wheel", "test_rl_cpu", "test_report_html")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))  # stable: a file's tests keep their order

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import FIXTURES, REPO, SOLUTIONS, json_lines, run_cli
+from tests.conftest import FIXTURES, REPO, SOLUTIONS, json_lines, run_cli, share_builds
 
 PROBLEM = FIXTURES / "problems" / "relu.py"
 TINY_PROBLEM = '''
@@ -66,6 +66,7 @@ def answers(tmp_path, records) -> str:
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("audit")
+    share_builds(tmp / "results", tmp_path_factory)
     records = [
         {"label": "honest", "problem": str(PROBLEM), "source": (SOLUTIONS / "correct" / "cpu_relu.py").read_text(),
          "claimed_speedup": 2.0},

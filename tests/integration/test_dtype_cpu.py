@@ -2,7 +2,7 @@
 served a result of another dtype (Triton's interpreter on cpu/relu: no compiler in the way)."""
 import json
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, run_cli, share_builds
 
 RELU = REPO / "tests" / "fixtures" / "solutions" / "triton" / "cpu" / "relu.py"
 CPP_RELU = REPO / "solutions" / "reference" / "cpu" / "relu.py"  # float pointers: float32 only
@@ -15,7 +15,8 @@ def evaluate(results, *flags, candidate=RELU) -> dict:
     return json.loads(proc.stdout.splitlines()[0])
 
 
-def test_half_precision_is_checked_reported_and_stored_apart(tmp_path):
+def test_half_precision_is_checked_reported_and_stored_apart(tmp_path, tmp_path_factory):
+    share_builds(tmp_path, tmp_path_factory)
     half = evaluate(tmp_path, "--dtype", "fp16")
     assert half["status"] == "correct" and half["dtype"] == "float16" and not half["cached"], half
     full = evaluate(tmp_path)  # the same file in fp32: evaluated, not the fp16 result
@@ -28,7 +29,8 @@ def test_half_precision_is_checked_reported_and_stored_apart(tmp_path):
     assert "in float16" in text
 
 
-def test_a_float_only_kernel_fails_in_half_precision_with_the_reason(tmp_path):
+def test_a_float_only_kernel_fails_in_half_precision_with_the_reason(tmp_path, tmp_path_factory):
+    share_builds(tmp_path, tmp_path_factory)
     half = evaluate(tmp_path, "--dtype", "fp16", candidate=CPP_RELU)
     assert half["status"] in ("runtime_error", "incorrect") and half["dtype"] == "float16", half
     assert "expected a float32 tensor" in (half["error"] or ""), half["error"]  # the kernel's own check
@@ -41,7 +43,8 @@ def test_a_bad_dtype_is_refused_before_anything_runs(tmp_path):
     assert not (tmp_path / "harness.db").exists()
 
 
-def test_informativeness_and_zero_outputs_are_judged_in_the_dtype(tmp_path):
+def test_informativeness_and_zero_outputs_are_judged_in_the_dtype(tmp_path, tmp_path_factory):
+    share_builds(tmp_path, tmp_path_factory)
     """Outputs of ~1e-3 are all within fp16's atol (1e-2) of zero: in fp16 the problem says nothing
     (uninformative_problem) and a zeros kernel is still incorrect (one value where the reference varies); in fp32 the
     same problem is informative and the zeros are simply wrong."""

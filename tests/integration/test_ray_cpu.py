@@ -17,7 +17,7 @@ from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.ray import build_task, eval_task
 from harness.problems.index import resolve
-from tests.conftest import FIXTURES, SOLUTIONS, json_lines, run_cli
+from tests.conftest import FIXTURES, SOLUTIONS, json_lines, run_cli, share_builds
 
 PROBLEM = FIXTURES / "problems" / "relu.py"
 CORRECT = SOLUTIONS / "correct" / "cpu_relu.py"
@@ -53,7 +53,8 @@ def cluster(tmp_path_factory):
     subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)
 
 
-def test_eval_through_ray_tasks(cluster, tmp_path):
+def test_eval_through_ray_tasks(cluster, tmp_path, tmp_path_factory):
+    share_builds(tmp_path, tmp_path_factory)
     proc = run_cli("eval", "--executor", "ray", "--ray-address", cluster, "--json", "--target", "cpu",
                    "--problem", PROBLEM, "--results-dir", tmp_path, "--timing-budget", "0.5", "--trials", "2",
                    CORRECT, WRONG, CORRECT)

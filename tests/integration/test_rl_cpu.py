@@ -7,7 +7,7 @@ import pytest
 from harness import Evaluator, rl
 from harness.config import load_settings
 from harness.types import EvalResult
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, run_cli, share_builds
 from tests.openai_server import FakeOpenAI, fenced
 
 RELU = (REPO / "tests" / "fixtures" / "solutions" / "triton" / "cpu" / "relu.py").read_text()
@@ -32,7 +32,8 @@ def test_render_prompt_is_what_harness_run_sends(tmp_path):
 
 @pytest.fixture(scope="module")
 def evaluator(tmp_path_factory):
-    settings = load_settings(results_dir=tmp_path_factory.mktemp("rl"), timing={"budget_s": 0.5}, trials=2)
+    results = share_builds(tmp_path_factory.mktemp("rl"), tmp_path_factory)
+    settings = load_settings(results_dir=results, timing={"budget_s": 0.5}, trials=2)
     return Evaluator(target="cpu", settings=settings, run="rl")
 
 

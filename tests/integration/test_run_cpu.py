@@ -9,12 +9,12 @@ import time
 import pytest
 
 from harness.problems import index as problems
-from tests.conftest import REPO, json_lines, run_cli
+from tests.conftest import REPO, json_lines, run_cli, share_builds
 
 
 @pytest.fixture(scope="module")
 def results_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("results")
+    return share_builds(tmp_path_factory.mktemp("results"), tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
