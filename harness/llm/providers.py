@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-import openai
 from pydantic import Field
 
 from harness.types import Backend, Completion, CompletionRequest, Frozen, Problem, Usage
@@ -100,6 +99,8 @@ class OpenAIProvider:
         self.secret = api_key
         self.retry = retry or RetryPolicy()
         self.timeout_s = timeout_s
+        import openai  # here, not at the top: its import costs ~2 s of CPU, which commands that ask no model skip
+
         self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s)
         self.base_url = redact_url(str(self.client.base_url))
         self.limit = asyncio.Semaphore(concurrency)
@@ -131,6 +132,8 @@ class OpenAIProvider:
                     await asyncio.sleep(self.retry.delay_s(attempt, exc.retry_after))
 
     async def _attempt(self, request: CompletionRequest, params: dict, attempt: int, start: float) -> Completion:
+        import openai  # imported by __init__ already: this binds the name
+
         try:
             response = await self.client.chat.completions.create(
                 model=request.model, messages=list(request.messages), **params)

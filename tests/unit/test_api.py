@@ -1,5 +1,8 @@
 """The public surface: the names `import harness` gives, and the library `run` (the main job as a call) up to
 the point where it would ask a model or build anything."""
+import subprocess
+import sys
+
 import pytest
 
 import harness
@@ -79,3 +82,13 @@ def test_every_triton_reference_solution_answers_a_problem_and_passes_the_static
         assert resolve(problem_id, REPO / "problems").id == problem_id
         source = path.read_text()
         assert "@triton.jit" in source and not check(source).findings, path
+
+
+@pytest.mark.parametrize("module", ["harness.child.evaluate", "harness.child.runner", "harness.cli.main"])
+def test_children_and_commands_do_not_import_the_model_client(module):
+    """Every child process and command imports this package first; the model client's import (~2 s of CPU) belongs
+    to the commands that ask a model, not to each judge, runner and build."""
+    code = f"import sys, {module}; print(sorted(m for m in ('openai', 'harness.api') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[]"] if module.startswith("harness.child") else "openai" not in proc.stdout
