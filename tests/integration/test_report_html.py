@@ -204,6 +204,8 @@ def test_each_view_draws_what_it_is_for(chromium, drill, tmp_path):
     assert "showing 4 of 7" in run and "compile_error" in run  # the filter's boxes keep every status
     problem = view_dom(chromium, path, fragments["problem"], tmp_path / "p2")
     assert "Problem level1/softmax" in Page(problem).visible and "sample 1" in problem and "sample 2" in problem
+    # its line of facts: how many candidates, and no backend named for load_inline (C++ on the cpu target)
+    assert re.search(r"\u00b7 run \u00b7 \d+ candidates", Page(problem).visible), Page(problem).visible[:600]
 
     candidate = view_dom(chromium, path, fragments["candidate"], tmp_path / "p3")
     text = Page(candidate).visible
