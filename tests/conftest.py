@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.eval.machine import MEASUREMENTS_ENV
+
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # execnet gives its workers COLUMNS=80 and LINES=24, which a plain pytest run does not have: without them the
     # harness prints tables piped to a file at their full width, and the tests read them so
@@ -41,7 +43,23 @@ def machine_measurements(tmp_path_factory):
     """One machine store (harness/eval/machine.py) for the run, both workers included: the device's peaks and the
     problems' baselines are measured once, not once per results directory (~15 s each). Tests of measuring itself
     set their own (or "off")."""
-    os.environ.setdefault("HARNESS_MEASUREMENTS", str(run_dir(tmp_path_factory) / "measurements.db"))
+    os.environ.setdefault(MEASUREMENTS_ENV, str(run_dir(tmp_path_factory) / "measurements.db"))
+
+
+@pytest.fixture(scope="module")
+def measured_here():
+    """No machine store for a module (`pytestmark = pytest.mark.usefixtures("measured_here")`) whose subject is
+    measuring: each results directory measures its own peaks and baselines."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(MEASUREMENTS_ENV, "off")
+        yield
+
+
+@pytest.fixture
+def own_machine_store(tmp_path, monkeypatch) -> Path:
+    """A machine store of the test's own (tmp_path/machine.db), which nothing fills unless the test does."""
+    monkeypatch.setenv(MEASUREMENTS_ENV, str(tmp_path / "machine.db"))
+    return tmp_path / "machine.db"
 
 
 def share_builds(results_dir: Path, tmp_path_factory) -> Path:

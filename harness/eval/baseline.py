@@ -85,18 +85,17 @@ def keep(stores: list[Store], key: BaselineKey, new: Baseline, stored: Baseline 
     return kept
 
 
-def _known(p: Problem, device: DeviceInfo, dtype: str, stores: list[Store]) -> dict[str, Baseline]:
+def _known(p: Problem, device: DeviceInfo, settings: Settings, stores: list[Store]) -> dict[str, Baseline]:
     """What the results store and the machine's (machine.py) hold for a problem, kind by kind: a trusted row
     before an untrusted one, the results store's first. A trusted row only the machine's holds is copied into the
     results store, whose reports read it."""
-    rows = [store.baselines(p.sha256, device.name, device.target, torch_version(), dtype) for store in stores]
+    rows = [store.baselines(*baseline_key(p, device, settings)[:5]) for store in stores]
     known: dict[str, Baseline] = {}
     for kind in dict.fromkeys(k for found in rows for k in found):
         held = [found[kind] for found in rows if kind in found]
         known[kind] = next((b for b in held if trusted(kind, b)), held[0])
         if len(stores) > 1 and kind not in rows[0] and trusted(kind, known[kind]):
-            stores[0].add_baseline((p.sha256, device.name, device.target, torch_version(), dtype, PROTOCOL_VERSION,
-                                    kind), known[kind])
+            stores[0].add_baseline(baseline_key(p, device, settings, kind), known[kind])
     return known
 
 
@@ -121,7 +120,7 @@ def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stor
     before: Measured = {}  # what was stored, to settle a new eager time with (--force starts afresh)
     missing: dict[str, tuple[Problem, list[str]]] = {}
     for p in unique:
-        stored = _known(p, device, settings.dtype, stores) if stores else {}
+        stored = _known(p, device, settings, stores) if stores else {}
         need = [k for k in kinds if force or k not in stored or not trusted(k, stored[k])]
         found[p.sha256] = {k: b for k, b in stored.items() if k in kinds and k not in need}
         before[p.sha256] = {} if force else stored

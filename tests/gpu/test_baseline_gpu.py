@@ -9,18 +9,9 @@ from harness.device import visible_gpus
 from harness.facts import datasheet
 from tests.conftest import SOLUTIONS, json_lines, run_cli
 
-
-@pytest.fixture(scope="module", autouse=True)
-def measured_here():
-    """Measuring is what this module tests: no machine store (harness/eval/machine.py) serves it what another
-    results directory measured."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HARNESS_MEASUREMENTS", "off")
-        yield
-
-
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not visible_gpus(), reason="needs an NVIDIA GPU")]
+# measured_here: measuring is what this module tests, so no machine store serves it what another directory measured
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not visible_gpus(), reason="needs an NVIDIA GPU"),
+              pytest.mark.usefixtures("measured_here")]
 
 RELU = SOLUTIONS / "problems" / "relu.py"
 

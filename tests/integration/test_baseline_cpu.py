@@ -11,14 +11,8 @@ from harness.eval.baseline import AGREEMENT, NOISY_BASELINE_RSE
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from tests.conftest import REPO, run_cli, share_builds
 
-
-@pytest.fixture(scope="module", autouse=True)
-def measured_here():
-    """Measuring is what this module tests: no machine store (harness/eval/machine.py) serves it what another
-    results directory measured."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HARNESS_MEASUREMENTS", "off")
-        yield
+# Measuring is what this module tests: no machine store serves it what another results directory measured.
+pytestmark = pytest.mark.usefixtures("measured_here")
 
 
 KINDS = ("eager", "compile", "compile-max-autotune")

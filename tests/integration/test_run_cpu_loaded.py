@@ -15,14 +15,8 @@ from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from tests.conftest import run_cli, share_builds
 from tests.integration.test_run_cpu import check_reference_board
 
-
-@pytest.fixture(scope="module", autouse=True)
-def measured_here():
-    """Measuring is what this module tests: no machine store (harness/eval/machine.py) serves it what another
-    results directory measured."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HARNESS_MEASUREMENTS", "off")
-        yield
+# Measuring is what this module tests: no machine store serves it what another results directory measured.
+pytestmark = pytest.mark.usefixtures("measured_here")
 
 
 # the two that were flagged faster_than_light under load, GEMM-like both, and two memory-bound ones

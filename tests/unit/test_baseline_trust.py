@@ -6,7 +6,6 @@ from harness.config import load_settings
 from harness.device import discover
 from harness.eval.baseline import AGREEMENT, NOISY_BASELINE_RSE, baseline_key, keep, measure_baselines, trusted
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
-from harness.eval.machine import MEASUREMENTS_ENV
 from harness.problems.index import resolve
 from harness.store import Store
 from harness.types import PROTOCOL_VERSION, Baseline, Timing
@@ -14,10 +13,7 @@ from harness.types import PROTOCOL_VERSION, Baseline, Timing
 KEY = ("p" * 64, "CPU", "cpu", "2.13", "float32", PROTOCOL_VERSION, "eager")
 
 
-@pytest.fixture(autouse=True)
-def own_machine_store(tmp_path, monkeypatch):
-    """Each test with a machine store of its own (machine.py), which none of them fills unless it says so."""
-    monkeypatch.setenv(MEASUREMENTS_ENV, str(tmp_path / "machine.db"))
+pytestmark = pytest.mark.usefixtures("own_machine_store")  # each test its own machine store
 
 
 def eager(median_ms: float, rse: float = 0.01, foreign_cpu: float | None = 0.01) -> Baseline:
