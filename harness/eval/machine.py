@@ -9,12 +9,15 @@ never write it: the sandbox leaves them nothing writable but their scratch direc
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from harness.store import Store, StoreError
+
+logger = logging.getLogger(__name__)
 
 MEASUREMENTS_ENV = "HARNESS_MEASUREMENTS"  # the file; "off": none (every results directory measures its own)
 
@@ -33,7 +36,11 @@ def machine_store() -> Iterator[Store | None]:
     path = measurements_path()
     try:
         store = Store(path) if path is not None else None
-    except StoreError:
+    except StoreError as exc:
+        if os.environ.get(MEASUREMENTS_ENV):  # asked for by name: say why it is not used
+            logger.warning("harness: %s=%s cannot be used (%s): each results directory measures its own peaks "
+                           "and baselines; set it to a file that can be created, or to off", MEASUREMENTS_ENV,
+                           os.environ[MEASUREMENTS_ENV], exc)
         store = None
     try:
         yield store

@@ -12,10 +12,7 @@ from harness.store import Store
 from harness.types import Peaks
 from tests.unit.test_baseline_trust import eager
 
-
-@pytest.fixture(autouse=True)
-def own_machine_store(tmp_path, monkeypatch):
-    monkeypatch.setenv(MEASUREMENTS_ENV, str(tmp_path / "machine.db"))
+pytestmark = pytest.mark.usefixtures("own_machine_store")  # each test its own machine store
 
 
 def test_a_baseline_another_results_directory_confirmed_is_served_and_copied(tmp_path):
@@ -44,7 +41,7 @@ def test_a_provisional_machine_baseline_is_settled_by_the_next_measurement(tmp_p
     with Store(tmp_path / "machine.db") as machine:
         keep([machine], key, eager(0.5), None)
         with Store(tmp_path / "b.db") as b:
-            before = _known(problem, device, settings.dtype, [b, machine])["eager"]
+            before = _known(problem, device, settings, [b, machine])["eager"]
             kept = keep([b, machine], key, eager(0.52), before)
         assert trusted("eager", kept) and machine.baselines(*key[:5])["eager"] == kept
 
@@ -69,3 +66,10 @@ def test_the_machine_store_can_be_switched_off(monkeypatch, tmp_path):
     monkeypatch.delenv(MEASUREMENTS_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert measurements_path() == tmp_path / "kernel-harness" / "measurements.db"
+
+
+def test_a_machine_store_that_cannot_be_opened_is_named_and_not_used(monkeypatch, tmp_path, caplog):
+    monkeypatch.setenv(MEASUREMENTS_ENV, str(tmp_path))  # a directory, not a file
+    with machine_store() as machine:
+        assert machine is None
+    assert f"HARNESS_MEASUREMENTS={tmp_path} cannot be used" in caplog.text
