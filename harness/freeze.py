@@ -31,7 +31,9 @@ STOP, CONTINUE = b"s", b"c"
 # A thread's states that run no code of the candidate's: stopped (T), stopped by a tracer (t: a tracer of the
 # candidate's is stopped too), in uninterruptible sleep (D: it stops on its way back from the kernel), dead.
 STOPPED = frozenset("TtDZX")
-STOP_WAIT_S = 0.05  # a thread still running after this: inside one long system call (it stops on return)
+# A stopped thread reads T only once it has been scheduled to take the signal: on two loaded cores that took over
+# 50 ms (a CI run's spinners still read R). The wait ends as soon as all read stopped, so only a busy machine pays.
+STOP_WAIT_S = 2.0
 
 
 def serve(fd: int) -> None:
@@ -52,15 +54,19 @@ def serve(fd: int) -> None:
 
 
 def stop_all() -> int:
-    """SIGSTOP every process of this PID namespace but this one, again for each that still has a thread running
-    (and each new one: a fork raced the first pass), until none has or STOP_WAIT_S is over; returns how many
-    processes still had a running thread then."""
+    """SIGSTOP every process of this PID namespace but this one (each new one too: a fork raced the first pass), again
+    for each that still has a thread running, until none has or STOP_WAIT_S is over; returns how many processes
+    still had a running thread then. Every process is signalled once whatever its state: one in a system call (D)
+    reads stopped but would run on its return without it."""
     deadline = time.monotonic() + STOP_WAIT_S
+    signalled: set[int] = set()
     while True:
-        running = [pid for pid in _others() if _running(pid)]
-        for pid in running:
+        others = _others()
+        running = [pid for pid in others if _running(pid)]
+        for pid in {*running, *(set(others) - signalled)}:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGSTOP)
+        signalled.update(others)
         if not running or time.monotonic() >= deadline:
             return len(running)
         time.sleep(0.0001)
