@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import FIXTURES, REPO, SOLUTIONS, json_lines, run_cli, share_builds
+from tests.conftest import FIXTURES, LEAN_RELU, REPO, SOLUTIONS, json_lines, run_cli, share_builds
 
 PROBLEM = FIXTURES / "problems" / "relu.py"
 TINY_PROBLEM = '''
@@ -144,8 +144,7 @@ def test_a_malformed_answer_file_is_exit_2_naming_the_line_and_nothing_runs(tmp_
 
 
 def test_a_directory_of_answers_in_every_layout_it_takes(tmp_path):
-    honest = "\n".join(line for line in (SOLUTIONS / "correct" / "cpu_relu.py").read_text().splitlines()
-                       if not line.startswith("# problem:")) + "\n"
+    honest = LEAN_RELU  # what it answers is found from where it lies
     dump = tmp_path / "dump"
     files = {"level_1_problem_19_sample_0_kernel.py": honest,  # KernelBench's own sample names
              "level1/19_ReLU/sample_1.py": honest,  # LEVEL/PROBLEM/SAMPLE.py

@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.device import discover
 from harness.eval.build import build
 from harness.eval.candidate import load_candidate
-from tests.conftest import REPO, SOLUTIONS
+from tests.conftest import LEAN_RELU, REPO, SOLUTIONS
 
 BUILD_IN_CHILD = """
 import sys
@@ -21,9 +21,8 @@ print(build(load_candidate(sys.argv[1]), discover("cpu"), Path(sys.argv[2]), tim
 
 
 def test_concurrent_processes_build_one_source_once(tmp_path):
-    source = (SOLUTIONS / "correct" / "cpu_relu.py").read_text() + "\n# variant: only for the concurrency test\n"
     candidate = tmp_path / "relu_variant.py"
-    candidate.write_text(source)
+    candidate.write_text(LEAN_RELU + "\n# variant: only for the concurrency test\n")
     procs = [subprocess.Popen([sys.executable, "-c", BUILD_IN_CHILD, str(candidate), str(tmp_path / "cache")],
                               stdout=subprocess.PIPE, text=True, cwd=REPO) for _ in range(2)]
     results = [json.loads(p.communicate(timeout=900)[0]) for p in procs]
@@ -44,7 +43,8 @@ def test_build_timeout_kills_the_builder_and_is_not_cached(tmp_path):
 
 def test_a_cached_build_changed_since_it_was_built_is_built_again(tmp_path, caplog):
     """A finished build is served only while its files are the ones the harness sealed (seal.py)."""
-    candidate = load_candidate(str(SOLUTIONS / "correct" / "cpu_relu.py"))
+    (tmp_path / "relu.py").write_text(LEAN_RELU)
+    candidate = load_candidate(str(tmp_path / "relu.py"))
     first = build(candidate, discover("cpu"), tmp_path, timeout_s=900)
     assert first.status == "ok" and build(candidate, discover("cpu"), tmp_path, timeout_s=900).cached
     directory = Path(first.directory)

@@ -6,7 +6,7 @@ import pytest
 
 from harness.store_schema import SCHEMA_VERSION
 from harness.types import PROTOCOL_VERSION
-from tests.conftest import FIXTURES, SOLUTIONS, json_lines, run_cli
+from tests.conftest import FIXTURES, LEAN_RELU, SOLUTIONS, json_lines, run_cli
 
 PROBLEM = FIXTURES / "problems" / "relu.py"
 CANDIDATES = {
@@ -179,7 +179,9 @@ def test_report_of_the_eval_run(first_run, results_dir):
 
 def test_default_relative_results_dir_works_from_any_directory(tmp_path):
     # The quickstart's default: ./results, relative to wherever the user stands.
-    candidate = SOLUTIONS / "correct" / "cpu_relu.py"
+    candidate = tmp_path / "answer" / "relu.py"
+    candidate.parent.mkdir()
+    candidate.write_text(LEAN_RELU)
     proc = run_cli("eval", "--json", "--target", "cpu", "--problem", PROBLEM, "--timing-budget", "1", candidate,
                    cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr

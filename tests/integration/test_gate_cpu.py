@@ -2,7 +2,7 @@
 
 import json
 
-from tests.conftest import FIXTURES, REPO, SOLUTIONS, json_lines
+from tests.conftest import FIXTURES, LEAN_RELU, REPO, json_lines
 
 GATE = FIXTURES / "gate"
 
@@ -102,7 +102,8 @@ WRONG_SIGNATURE = GATE / "cpu" / "wrong_signature.py"
 
 
 def test_a_foreign_problem_no_answer_can_run_against_is_excluded_before_anything_is_built(cli, tmp_path):
-    answer = SOLUTIONS / "correct" / "cpu_relu.py"
+    answer = tmp_path / "answer.py"
+    answer.write_text(LEAN_RELU)
     proc = cli("eval", "--target", "cpu", "--problem", WRONG_SIGNATURE, answer, "--results-dir", tmp_path)
     assert proc.returncode == 2 and "no answer can be judged against this problem" in proc.stderr, proc.stderr
     assert "does not accept the 2 values" in proc.stderr and not (tmp_path / "cache").exists()

@@ -18,36 +18,10 @@ from harness.problems.index import resolve
 from harness.report.leaderboard import leaderboard
 from harness.store import Store
 from tests.conftest import FIXTURES
+from tests.conftest import LEAN_RELU as CANDIDATE
 
 PROBLEM = FIXTURES / "problems" / "relu.py"
 
-# pybind11 only (no torch headers): builds in ~3 s
-KERNEL = r'''
-#include <pybind11/pybind11.h>
-#include <cstdint>
-void relu(std::uintptr_t x, std::uintptr_t out, std::int64_t n) {
-    const float* a = reinterpret_cast<const float*>(x);
-    float* o = reinterpret_cast<float*>(out);
-    for (std::int64_t i = 0; i < n; ++i) o[i] = a[i] > 0.f ? a[i] : 0.f;
-}
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("relu", &relu); }
-'''
-CANDIDATE = f'''
-import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-CPP = r"""{KERNEL}"""
-ext = load_inline(name="fault_relu", cpp_sources=CPP, no_implicit_headers=True)
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        x = x.contiguous()
-        out = torch.empty_like(x)
-        ext.relu(x.data_ptr(), out.data_ptr(), x.numel())
-        return out
-'''
 BUILT_IN_INIT_BROKEN = '''
 import torch
 import torch.nn as nn
@@ -80,7 +54,7 @@ def settings(shared_results):
 
 @pytest.fixture
 def source(request):
-    return CANDIDATE.replace("fault_relu", f"fault_relu_{request.node.name[5:40]}")
+    return CANDIDATE.replace("lean_relu", f"fault_relu_{request.node.name[5:40]}")
 
 
 def evaluate_sources(settings, sources: list[str], run: str, problem_path: Path = PROBLEM):

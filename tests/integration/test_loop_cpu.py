@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.conftest import REPO, json_lines, run_cli
+from tests.conftest import REPO, json_lines, run_cli, share_builds
 from tests.openai_server import BROKEN, FakeOpenAI, Reply, fenced, problem_of, turn_of
 
 PROBLEMS = ("cpu/relu", "cpu/softmax")
@@ -56,7 +56,9 @@ def server():
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    return tmp_path_factory.mktemp("loop")
+    path = tmp_path_factory.mktemp("loop")
+    share_builds(path / "r", tmp_path_factory)  # its turn-2 answers are reference solutions test_run_cpu builds
+    return path
 
 
 def harness_args(results, server, *extra):

@@ -11,7 +11,7 @@ from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.scheduler import run_jobs
 from harness.problems.index import ProblemError, resolve
-from tests.conftest import FIXTURES, SOLUTIONS
+from tests.conftest import FIXTURES, SOLUTIONS, share_builds
 
 PROBLEM = FIXTURES / "problems" / "relu.py"
 CORRECT = (SOLUTIONS / "correct" / "cpu_relu.py").read_text()
@@ -20,8 +20,8 @@ WRONG = (SOLUTIONS / "wrong" / "cpu_relu_leaky.py").read_text()
 
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory):
-    return load_settings(results_dir=tmp_path_factory.mktemp("results"), timing={"budget_s": 0.5}, trials=2,
-                         build_workers=2)
+    results_dir = share_builds(tmp_path_factory.mktemp("results"), tmp_path_factory)
+    return load_settings(results_dir=results_dir, timing={"budget_s": 0.5}, trials=2, build_workers=2)
 
 
 def test_each_source_is_built_once_and_builds_finish_before_cpu_evaluations(settings):

@@ -17,7 +17,7 @@ from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.ray import build_task, eval_task
 from harness.problems.index import resolve
-from tests.conftest import FIXTURES, SOLUTIONS, json_lines, run_cli, share_builds
+from tests.conftest import FIXTURES, LEAN_RELU, SOLUTIONS, json_lines, run_cli, share_builds
 
 PROBLEM = FIXTURES / "problems" / "relu.py"
 CORRECT = SOLUTIONS / "correct" / "cpu_relu.py"
@@ -77,7 +77,7 @@ def test_an_evaluation_on_another_node_unpacks_the_build_and_the_problem(tmp_pat
     settings = load_settings(results_dir=tmp_path / "head", timing={"budget_s": 0.5}, trials=2)
     device = discover("cpu")
     problem = resolve(str(PROBLEM))
-    job = Job(problem, candidate_from_source(CORRECT.read_text()))
+    job = Job(problem, candidate_from_source(LEAN_RELU))
     built, archive = build_task(job.candidate, device, settings)
     assert built.status == "ok" and archive
     shutil.rmtree(built.directory)  # gone, as on another node
