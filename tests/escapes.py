@@ -5,7 +5,8 @@ per target (cpu_*, cuda_*). Each is evaluated twice, from fresh state each time 
 of the problems dir, $HARNESS_PCH_DIR in tmp, a planted secret, a TCP listener on 127.0.0.1):
 
   sandbox off  the harm happens: the escape fools the unsandboxed harness (skipped for site-packages alone,
-               which would write into the real environment);
+               which would write into the real environment); it checks the fixture, so it runs in the slow tier
+               (`pytest -m slow`, due when an escape or the harm checks change);
   sandbox on   the harm does not happen, the escape's own verdict is its header's `sandboxed:`, and an honest
                ReLU evaluated right after it in the same results dir gets the verdict it gets with no attack
                before it.
@@ -483,7 +484,8 @@ def escape_tests(target: str) -> dict:
     def state(request, tmp_path, template, monkeypatch):
         yield from make_state(request, tmp_path, template, monkeypatch)
 
-    @pytest.mark.parametrize("mode", ["off", "on"])
+    # Off shows the fixture's attack is real (the harm checks see it), a property of the fixture: the slow tier.
+    @pytest.mark.parametrize("mode", [pytest.param("off", marks=pytest.mark.slow), "on"])
     @pytest.mark.parametrize("escape", found, ids=[e.name for e in found])
     def test_escape(escape: Escape, mode: str, state: State, template: Template):
         check_escape(escape, mode, state, template)

@@ -81,6 +81,7 @@ def judge_tests(target: str) -> dict:
 
     naive_entries = [a for a in entries if a.naive == "correct"]
 
+    @pytest.mark.slow  # that the attack is one is the fixture's property (as the corpus's naive check)
     @pytest.mark.parametrize("attack", naive_entries, ids=[a.path.stem for a in naive_entries])
     def test_the_attack_fools_a_single_process_evaluator(attack: Attack, judged) -> None:
         from tests.corpus import Entry
