@@ -54,21 +54,24 @@ def serve(fd: int) -> None:
 
 
 def stop_all() -> int:
-    """SIGSTOP every process of this PID namespace but this one (each new one too: a fork raced the first pass), again
-    for each that still has a thread running, until none has or STOP_WAIT_S is over; returns how many processes
-    still had a running thread then. Every process is signalled once whatever its state: one in a system call (D)
-    reads stopped but would run on its return without it."""
+    """SIGSTOP every process of this PID namespace but this one, again for each that still has a thread running,
+    until a pass finds none running and no new process (a fork that returned during the pass: its child was not in
+    the pass's list when its parent read stopped), or STOP_WAIT_S is over; returns how many processes still had a
+    running thread then. Every process is signalled once whatever its state: one in a system call (D) reads stopped
+    but would run on its return without it."""
     deadline = time.monotonic() + STOP_WAIT_S
     signalled: set[int] = set()
     while True:
-        others = _others()
+        others = set(_others())
         running = [pid for pid in others if _running(pid)]
-        for pid in {*running, *(set(others) - signalled)}:
+        for pid in {*running, *(others - signalled)}:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGSTOP)
-        signalled.update(others)
-        if not running or time.monotonic() >= deadline:
-            return len(running)
+        signalled |= others
+        if not running and set(_others()) <= others:  # all stopped, so none can fork any more
+            return 0
+        if time.monotonic() >= deadline:
+            return max(len(running), 1)
         time.sleep(0.0001)
 
 
