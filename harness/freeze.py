@@ -31,8 +31,8 @@ STOP, CONTINUE = b"s", b"c"
 # A thread's states that run no code of the candidate's: stopped (T), stopped by a tracer (t: a tracer of the
 # candidate's is stopped too), in uninterruptible sleep (D: it stops on its way back from the kernel), dead.
 STOPPED = frozenset("TtDZX")
-# A stopped thread reads T only once it has been scheduled to take the signal: on two loaded cores that took over
-# 50 ms (a CI run's spinners still read R). The wait ends as soon as all read stopped, so only a busy machine pays.
+# A stopped thread reads T only once it has been scheduled to take the signal, which a loaded machine delays (50 ms
+# was a guess never measured against one). The wait ends as soon as all read stopped, so only a busy machine pays.
 STOP_WAIT_S = 2.0
 
 

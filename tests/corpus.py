@@ -139,6 +139,7 @@ def corpus_tests(target: str) -> dict:
     from harness.eval.rules import check
 
     entries = exploits(target)
+    exploit_paths = [e.path for e in entries]
     correct, wrong = folder("correct", target), folder("wrong", target)
 
     def by_problem(paths: list[Path]) -> dict[str, list[Path]]:
@@ -154,13 +155,12 @@ def corpus_tests(target: str) -> dict:
     @pytest.fixture(scope="module")
     def runtime(results_dir):
         """Every exploit with the static rules off: what the runtime defenses alone make of them."""
-        return evaluate_files(by_problem([e.path for e in entries]), target, results_dir, static_rules=False)
+        return evaluate_files(by_problem(exploit_paths), target, results_dir, static_rules=False)
 
     @pytest.fixture(scope="module")
     def full(results_dir, runtime):
         """Every file through the whole harness, rules on."""
-        return evaluate_files(by_problem([e.path for e in entries] + correct + wrong), target, results_dir,
-                              static_rules=True)
+        return evaluate_files(by_problem(exploit_paths + correct + wrong), target, results_dir, static_rules=True)
 
     def test_the_corpus_covers_every_exploit_kind():
         assert {e.exploit for e in entries} == TARGET_KINDS[target]
