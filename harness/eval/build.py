@@ -49,6 +49,7 @@ SEAL_FILE = "build.seal"  # the parent's keyed digest of the finished directory 
 # 2: a PCH keyed by torch's own flags, with the header beside it; harness_error. 3: builds in a sandbox (or keyed
 # apart without one), PCHs made by a child of their own, extensions built at evaluation time in its own directory
 BUILD_PROTOCOL = 3
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the checkout, or site-packages
 
 
 @functools.lru_cache(maxsize=1)
@@ -64,7 +65,14 @@ def harness_version() -> str:
     try:
         return importlib.metadata.version("kernel-harness")
     except importlib.metadata.PackageNotFoundError:
+        pass
+    # A checkout used without installing it (on PYTHONPATH): its own pyproject.toml says the version.
+    from harness.config import tomllib
+    try:
+        project = tomllib.loads((PACKAGE_ROOT / "pyproject.toml").read_text())["project"]
+    except (AttributeError, OSError, KeyError, ValueError):  # no parser (3.10 without tomli), no file, no table
         return "unknown"
+    return project.get("version", "unknown") if project.get("name") == "kernel-harness" else "unknown"
 
 
 def build_sha256(candidate: Candidate, device: DeviceInfo, sandboxed: bool = True) -> str:

@@ -131,3 +131,28 @@ def test_settings_paths_are_absolute(tmp_path, monkeypatch):
     settings = load_settings(db_path="x/h.db")
     assert settings.results_dir == tmp_path / "results" and settings.cache_dir.is_absolute()
     assert settings.db == tmp_path / "x" / "h.db"
+
+
+def test_an_uninstalled_checkout_reads_its_version_from_its_own_pyproject(tmp_path, monkeypatch):
+    import importlib.metadata
+
+    from harness.config import tomllib
+    from harness.eval import build
+
+    installed = importlib.metadata.version
+
+    def without_the_harness(name):
+        if name == "kernel-harness":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return installed(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", without_the_harness)
+    build.harness_version.cache_clear()
+    try:
+        assert build.harness_version() == tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+        (tmp_path / "pyproject.toml").write_text('[project]\nname = "another"\nversion = "9.9"\n')
+        monkeypatch.setattr(build, "PACKAGE_ROOT", tmp_path)
+        build.harness_version.cache_clear()
+        assert build.harness_version() == "unknown"  # a pyproject.toml beside site-packages is not ours
+    finally:
+        build.harness_version.cache_clear()
