@@ -8,9 +8,14 @@ in one anonymous file (memfd) whose descriptor rides along (SCM_RIGHTS), describ
   {"other": "module.Type"}                        anything else (compared as a mismatch)
 
 The file is the runner's one outbox, made once (and again only when an output outgrows it), sealed against shrinking
-and growing, and mapped by both sides: an output crosses as one copy into the mapping in the runner (from the GPU,
-a device-to-host copy) and one copy out of it in the judge. The mappings are not pinned (a failed cudaHostRegister
-would leave an error for the next kernel launch to raise): on the GPU both copies go at pageable speed.
+and growing, and mapped by both sides: an output crosses as one copy into the mapping in the runner and one copy out
+of it in the judge.
+
+On the GPU an output of CUDA tensors crosses device to device instead (`use_device`, which the judge turns on where
+the driver can do it): the runner's outbox is device memory it exports (device_share.py), the message says so
+(`"box": ["device", size]`) and the descriptor is the driver's; the judge maps it, copies the tensors it expects out
+on the device and unmaps it. Through host memory, a 3.2 GB output took over a second each way at pageable speed (the
+mappings are not pinned: a failed cudaHostRegister would leave an error for the next kernel launch to raise).
 
 The judge trusts nothing it receives: a packet over LIMIT, bad JSON, a descriptor that is not a sealed memfd, sizes
 that disagree, a tree deeper than DEPTH: each is a ChannelError, which the judge makes the candidate's failure. It
@@ -29,6 +34,8 @@ import socket
 import stat
 
 import torch
+
+from harness.child import device_share
 
 LIMIT = 1 << 16          # bytes of JSON in one packet
 DEPTH = 8                # nesting of an output's tuples and lists
@@ -54,22 +61,33 @@ class Channel:
         self.sock = socket.socket(fileno=fd)
         self.outbox: Shared | None = None  # the runner's file for its outputs
         self.inbox: Shared | None = None   # the judge's mapping of it
+        self.device_outbox: device_share.Export | None = None  # the runner's outbox on the GPU
+        self.use_device: int | None = None  # the runner: the device ordinal whose outputs cross device to device
+        self.last_box = "host"  # the judge: where the last output it decoded crossed ("host" or "device")
 
     def send(self, message: dict, value: object = None) -> None:
         """`message`, and `value` (an output: tensors, numbers, tuples, lists) as message["value"]."""
-        fds = []
+        fds, made = [], None  # made: a descriptor of the device outbox, made for this message
         if value is not None:
             tensors: list[torch.Tensor] = []
             message = {**message, "value": _encode(value, tensors)}
             if tensors:
-                fds.append(self._write_tensors(tensors, message["value"]))
+                made, box = self._write_device(tensors, message["value"])
+                if made is None:
+                    fds.append(self._write_tensors(tensors, message["value"]))
+                else:
+                    message["box"] = box
+                    fds.append(made)
         data = json.dumps(message).encode()
-        if len(data) > LIMIT:
-            raise ChannelError(f"message of {len(data)} bytes, over the limit of {LIMIT}")
         try:
+            if len(data) > LIMIT:
+                raise ChannelError(f"message of {len(data)} bytes, over the limit of {LIMIT}")
             self.sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else [])
         except OSError as exc:
             raise ChannelClosed(f"the other side is gone ({exc.strerror})") from None
+        finally:
+            if made is not None:
+                os.close(made)
 
     def receive(self) -> tuple[dict, int | None]:
         """The next message and the descriptor that came with it (the caller closes it), or ChannelError."""
@@ -98,10 +116,7 @@ class Channel:
 
     def _write_tensors(self, tensors: list[torch.Tensor], tree: dict) -> int:
         """The tensors' bytes into the outbox (made or outgrown: a new one), their places into `tree`; its fd."""
-        places, end = [], 0
-        for t in tensors:
-            places.append(end)
-            end += -(-t.numel() * t.element_size() // ALIGN) * ALIGN
+        places, end = _places(tensors)
         if self.outbox is None or self.outbox.size < end:
             self.outbox = Shared.create(max(end, 1))
         for t, node, offset in zip(tensors, _tensor_nodes(tree), places, strict=True):
@@ -111,17 +126,54 @@ class Channel:
                 self.outbox.bytes[offset:offset + nbytes].copy_(t.detach().contiguous().reshape(-1).view(torch.uint8))
         return self.outbox.fd
 
-    def decode(self, tree: object, fd: int | None, expected: object, device: torch.device) -> object:
+    def _write_device(self, tensors: list[torch.Tensor], tree: dict) -> tuple[int | None, list]:
+        """The tensors' bytes into the device outbox and a new descriptor of it, where every tensor is on the GPU
+        that crosses device to device; (None, []) where they cross through the file (also when the driver refuses
+        the device outbox: the file always works)."""
+        if self.use_device is None or any(t.device != torch.device("cuda", self.use_device) for t in tensors):
+            return None, []
+        places, end = _places(tensors)
+        try:
+            if self.device_outbox is None or self.device_outbox.size < end:
+                if self.device_outbox is not None:
+                    self.device_outbox.close()
+                    self.device_outbox = None
+                self.device_outbox = device_share.Export.create(-(-max(end, 1) // GROW) * GROW, self.use_device)
+            box = self.device_outbox.tensor()
+            for t, node, offset in zip(tensors, _tensor_nodes(tree), places, strict=True):
+                nbytes = t.numel() * t.element_size()
+                node[3], node[4] = offset, nbytes
+                if nbytes:
+                    box[offset:offset + nbytes].copy_(t.detach().contiguous().reshape(-1).view(torch.uint8))
+            torch.cuda.synchronize(self.use_device)
+            return self.device_outbox.descriptor(), ["device", self.device_outbox.size]
+        except device_share.DeviceShareError:
+            self.use_device = None  # through the file from now on
+            return None, []
+
+    def decode(self, tree: object, fd: int | None, expected: object, device: torch.device,
+               box: object = None) -> object:
         """The runner's output as the judge compares it: a tensor whose dtype and shape match the expected one at
-        its place is copied out of the shared file (onto `device` when the runner's was on that device type); any
-        other claimed tensor becomes an empty `meta` tensor of the claimed dtype and shape, which the comparison
-        reports as wrong. Closes `fd`."""
-        if fd is not None:
-            try:
+        its place is copied out of the shared file, or out of the runner's device outbox where `box` (the message's)
+        says it came through one (onto `device` when the runner's was on that device type); any other claimed tensor
+        becomes an empty `meta` tensor of the claimed dtype and shape, which the comparison reports as wrong. Closes
+        `fd`."""
+        if fd is None:
+            self.last_box = "host"
+            return _decode(tree, None, expected, device, 0)
+        try:
+            if box is None:
+                self.last_box = "host"
                 self.inbox = Shared.receive(fd, self.inbox)
+                return _decode(tree, self.inbox, expected, device, 0)
+            self.last_box = "device"
+            mapped = _DeviceInbox.receive(fd, box, device)
+            try:
+                return _decode(tree, mapped, expected, device, 0)
             finally:
-                os.close(fd)
-        return _decode(tree, self.inbox if fd is not None else None, expected, device, 0)
+                mapped.close()
+        finally:
+            os.close(fd)
 
 
 class Shared:
@@ -158,7 +210,40 @@ class Shared:
         return cls(os.dup(fd), info.st_size, key)
 
 
+class _DeviceInbox:
+    """The judge's mapping of the runner's device outbox, for one message: read (copied out) at once, then closed."""
+
+    def __init__(self, mapping: device_share.Import):
+        self.mapping = mapping
+        self.size = mapping.size
+        self.bytes = mapping.tensor()
+
+    @classmethod
+    def receive(cls, fd: int, box: object, device: torch.device) -> _DeviceInbox:
+        if not (isinstance(box, list) and len(box) == 2 and box[0] == "device" and type(box[1]) is int
+                and 0 < box[1] <= 1 << 48 and device.type == "cuda"):
+            raise ChannelError("a malformed outbox")
+        try:
+            return cls(device_share.Import.open(fd, box[1], device.index or 0))
+        except device_share.DeviceShareError as exc:
+            raise ChannelError(f"the outputs' device memory cannot be mapped: {exc}") from None
+
+    def close(self) -> None:
+        torch.cuda.synchronize(self.bytes.device)  # the copies out of it are done before it is unmapped
+        del self.bytes
+        self.mapping.close()
+
+
 # ---- the runner's side: an output into a file ----
+
+def _places(tensors: list[torch.Tensor]) -> tuple[list[int], int]:
+    """Each tensor's offset in an outbox (ALIGN-ed), and the bytes they need together."""
+    places, end = [], 0
+    for t in tensors:
+        places.append(end)
+        end += -(-t.numel() * t.element_size() // ALIGN) * ALIGN
+    return places, end
+
 
 def _encode(value: object, tensors: list, depth: int = 0) -> dict:
     if type(value) is torch.Tensor:
@@ -181,7 +266,8 @@ def _tensor_nodes(tree: dict):
 
 # ---- the judge's side: an output out of a file, against what is expected ----
 
-def _decode(node: object, shared: Shared | None, expected: object, device: torch.device, depth: int) -> object:
+def _decode(node: object, shared: Shared | _DeviceInbox | None, expected: object, device: torch.device,
+            depth: int) -> object:
     if not isinstance(node, dict) or len(node) != 1 or depth > DEPTH:
         raise ChannelError("a malformed output")
     (kind, body), = node.items()
@@ -208,7 +294,8 @@ class _Other:
         return f"<{self.name}>"
 
 
-def _tensor(body: object, shared: Shared | None, expected: object, device: torch.device) -> torch.Tensor:
+def _tensor(body: object, shared: Shared | _DeviceInbox | None, expected: object,
+            device: torch.device) -> torch.Tensor:
     try:
         dtype_name, shape, device_type, offset, nbytes = body
         dtype = DTYPES[dtype_name]
@@ -227,4 +314,6 @@ def _tensor(body: object, shared: Shared | None, expected: object, device: torch
     if not nbytes:
         return torch.empty(shape, dtype=dtype, device=device if device_type == device.type else "cpu")
     data = shared.bytes[offset:offset + nbytes].view(dtype).reshape(shape)
+    if isinstance(shared, _DeviceInbox):  # claimed as a CPU tensor, it is compared as one (and found wrong)
+        return data.clone() if device_type == device.type else data.cpu()
     return data.to(device) if device_type == device.type and device.type != "cpu" else data.clone()

@@ -127,7 +127,9 @@ class Evaluation:
     # ---- the stages ----
 
     def setup(self) -> None:
-        self.round_trip_ms = quartiles(self.remote.round_trips(ROUND_TRIPS))[0]
+        trips = self.remote.round_trips(ROUND_TRIPS)
+        self.round_trip_ms = quartiles(trips)[0]
+        self.runner_wait_ms = trips[0]  # the first reply: the runner's start-up not yet done, if it was not
         init_seed = self.seed("init")
         self.remote.setup(dict(problem_path=self.spec.problem_path, build_dir=self.spec.build_dir,
                                target=self.spec.target, dtype=self.spec.dtype, init_seed=init_seed,
@@ -195,6 +197,7 @@ class Evaluation:
         self.stage_ends("time")
         self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
         self.stages["round_trip_ms"] = self.round_trip_ms
+        self.stages["runner_wait_ms"] = self.runner_wait_ms
         if self.freezer.stopped_calls:  # reference calls timed with the runner stopped, and with a thread of it not
             self.stages.update(runner_stopped=self.freezer.stopped_calls, runner_running=self.freezer.running_calls)
 
@@ -274,22 +277,27 @@ class Evaluation:
         what = f"timed call {round_}"
         expected = self.expected(self.inputs(label))
         found, handover_ms = self.remote.output(what, expected)
-        self.copies.append(self.copy_ms(expected))
+        self.copies.append(self.copy_ms(expected, on_device=self.remote.channel.last_box == "device"))
         self.deferred.append(handover_ms - self.copies[-1])
         self.against_reference(found, expected, f"{what}, on fresh inputs (a cached or stale result?)")
         self.rechecked += 1
 
-    def copy_ms(self, expected) -> float:
+    def copy_ms(self, expected, on_device: bool) -> float:
         """What handing an output like `expected` over costs when its work is done: one copy of its bytes into
-        host memory (the runner's copy into the shared file), timed here."""
+        memory of the kind the runner's outbox is (a shared file in host memory, or device memory), timed here."""
         parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in tensors(expected) if t.numel()]
         size = sum(p.numel() for p in parts)
-        if self.copy_buffer is None or self.copy_buffer.size < size:
-            self.copy_buffer = Shared.create(size)  # memory of the kind the runner writes its outputs into
-            self.copy_buffer.bytes.fill_(1)  # its pages in place, as the runner's are after its first output
+        if on_device:
+            buffer = torch.empty(size, dtype=torch.uint8, device=self.device)
+        else:
+            if self.copy_buffer is None or self.copy_buffer.size < size:
+                self.copy_buffer = Shared.create(size)
+                self.copy_buffer.bytes.fill_(1)  # its pages in place, as the runner's are after its first output
+            buffer = self.copy_buffer.bytes
+        self.sync()
         start, offset = _clock_ns(), 0
         for part in parts:
-            self.copy_buffer.bytes[offset:offset + part.numel()].copy_(part)
+            buffer[offset:offset + part.numel()].copy_(part)
             offset += part.numel()
         self.sync()
         return (_clock_ns() - start) / 1e6

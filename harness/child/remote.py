@@ -17,6 +17,7 @@ import time
 
 import torch
 
+from harness.child import device_share
 from harness.child.channel import Channel, ChannelClosed, ChannelError
 from harness.child.common import EvalFailure
 from harness.child.timing import Sample
@@ -103,7 +104,11 @@ class Remote:
         return times
 
     def setup(self, spec: dict) -> None:
-        self.channel.send({"op": "setup", **spec})
+        """Tell the runner what to load; on a GPU whose driver can lend memory, its outputs cross device to
+        device (channel.py)."""
+        ordinal = self.device.index or 0
+        crosses = self.device.type == "cuda" and device_share.supported(ordinal)
+        self.channel.send({"op": "setup", **spec, "device_outbox": ordinal if crosses else None})
 
     def constructed(self) -> None:
         self.expect("ready", "while it started")
@@ -118,7 +123,7 @@ class Remote:
         try:
             if "value" not in reply:
                 raise EvalFailure("runtime_error", f"the candidate's process sent no output ({what})")
-            return self.channel.decode(reply["value"], fd, expected, self.device)
+            return self.channel.decode(reply["value"], fd, expected, self.device, reply.get("box"))
         except ChannelError as exc:
             raise EvalFailure("runtime_error", f"the candidate's process sent a malformed output ({what}): {exc}") \
                 from None

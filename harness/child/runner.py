@@ -70,6 +70,8 @@ class Runner:
         self.guard = Guard(also={__name__: sys.modules[__name__], f"{__name__}.Runner": Runner})
         install_extension_loader(build_dir, "load", scratch=Path(spec["scratch"]))
         self.known_ops = coverage.op_namespaces()  # any namespace of operators added from here on is the candidate's
+        device_outbox = spec.get("device_outbox")
+        self.channel.use_device = device_outbox if type(device_outbox) is int else None
         self.channel.send({"event": "ready"})
         candidate_starts()
         with failing_as("constructing ModelNew failed"):

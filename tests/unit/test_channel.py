@@ -128,3 +128,17 @@ def test_a_contended_result_is_not_accused_on_the_judge_s_clocks():
     assert measurement_flags(disputed, cpu) == ["contended"]
     assert measurement_flags(report(0.9, 2.0), cpu) == ["timing_disputed"]
     assert measurement_flags(report(None, 2.0, deferred_ms=22.0), cpu, gpu_contended=True) == []
+
+
+def test_cpu_outputs_cross_through_the_file_and_a_device_outbox_is_refused_off_the_gpu(pair):
+    judge, runner = pair
+    runner.use_device = 0  # outputs not on that GPU still go through the file
+    runner.send({"event": "called"}, value=torch.ones(3))
+    message, fd = judge.receive()
+    assert "box" not in message
+    assert torch.equal(judge.decode(message["value"], fd, torch.ones(3), torch.device("cpu")), torch.ones(3))
+    assert judge.last_box == "host"
+    r, w = os.pipe()
+    with pytest.raises(ChannelError, match="malformed outbox"):  # a device box claimed on a cpu evaluation
+        judge.decode({"t": ["float32", [3], "cuda", 0, 12]}, r, torch.ones(3), torch.device("cpu"), ["device", 64])
+    os.close(w)
