@@ -47,12 +47,13 @@ def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, whe
         return Comparison(True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)
     o_flat, r_flat = out.reshape(-1), ref.reshape(-1)
     exact = not (ref.is_floating_point() or ref.is_complex())
-    bad = 0
-    max_abs = max_rel = 0.0
+    # Totals stay on the device until the end: one synchronization per comparison, not three per chunk.
+    bad_total = torch.zeros((), dtype=torch.int64, device=ref.device)
+    abs_total = rel_total = torch.zeros((), dtype=torch.float64, device=ref.device)
     for start in range(0, n, CHUNK):
         o, r = o_flat[start:start + CHUNK], r_flat[start:start + CHUNK]
         if exact:
-            bad += int((o != r).sum())
+            bad_total += (o != r).sum()
             continue
         if o.dtype in (torch.float16, torch.bfloat16):
             o, r = o.float(), r.float()
@@ -62,9 +63,11 @@ def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, whe
         diff = torch.where(finite, (o - r).abs(), torch.zeros((), dtype=o.dtype, device=o.device))
         diff = torch.nan_to_num(diff, nan=float("inf"))  # NaN where the reference is finite: infinitely wrong
         bad_mask = (finite & (diff > atol + rtol * r.abs())) | (r_nan != o_nan) | (r_inf & (o != r))
-        bad += int(bad_mask.sum())
-        max_abs = max(max_abs, float(diff.max()))
-        max_rel = max(max_rel, float((diff / r.abs().clamp_min(max(atol, 1e-30))).max()))
+        bad_total += bad_mask.sum()
+        abs_total = torch.fmax(abs_total, diff.max().double())
+        # fmax passes over a NaN chunk maximum (a NaN in the reference), as Python's max(total, nan) did
+        rel_total = torch.fmax(rel_total, (diff / r.abs().clamp_min(max(atol, 1e-30))).max().double())
+    bad, max_abs, max_rel = int(bad_total), float(abs_total), float(rel_total)
     if exact:
         max_abs = max_rel = float("nan") if bad else 0.0
     fraction = bad / n
@@ -125,28 +128,28 @@ def output_stats(t: torch.Tensor, atol: float, rtol: float) -> OutputStats:
     if not t.is_floating_point():
         return OutputStats(numel=n, floating=False, constant=bool((t == t.reshape(-1)[0]).all()))
     flat = t.reshape(-1)
-    near_zero = nonfinite = 0
-    total = total_abs = total_sq = 0.0
-    lo, hi = float("inf"), float("-inf")
+    # Totals accumulate on the device, chunk after chunk in order (as the floats did): one synchronization a pass.
+    counts = torch.zeros(2, dtype=torch.int64, device=t.device)    # non-finite, near zero
+    sums = torch.zeros(3, dtype=torch.float64, device=t.device)    # x, |x|, x*x over the finite values
+    bounds = torch.tensor([float("inf"), float("-inf")], dtype=torch.float64, device=t.device)
     for start in range(0, n, CHUNK):
         c = flat[start:start + CHUNK].double()
         finite = c.isfinite()
-        nonfinite += int((~finite).sum())
-        c = c[finite]
-        near_zero += int((c.abs() <= atol).sum())
-        total += float(c.sum())
-        total_abs += float(c.abs().sum())
-        total_sq += float((c * c).sum())
-        if c.numel():
-            lo, hi = min(lo, float(c.min())), max(hi, float(c.max()))
+        kept = torch.where(finite, c, 0.0)
+        counts += torch.stack(((~finite).sum(), (finite & (c.abs() <= atol)).sum()))
+        sums += torch.stack((kept.sum(), kept.abs().sum(), (kept * kept).sum()))
+        bounds = torch.stack((torch.minimum(bounds[0], torch.where(finite, c, float("inf")).min()),
+                              torch.maximum(bounds[1], torch.where(finite, c, float("-inf")).max())))
+    (nonfinite, near_zero), (total, total_abs, total_sq), (lo, hi) = counts.tolist(), sums.tolist(), bounds.tolist()
     m = max(n - nonfinite, 1)
     mean = total / m
     std = max(total_sq / m - mean * mean, 0.0) ** 0.5
     # Would a tensor filled with one value (the mean) pass the correctness check?
-    constant_mismatch = 0
+    mismatches = torch.zeros((), dtype=torch.int64, device=t.device)
     for start in range(0, n, CHUNK):
         c = flat[start:start + CHUNK].double()
-        constant_mismatch += int(((c - mean).abs() > atol + rtol * c.abs()).sum())
+        mismatches += ((c - mean).abs() > atol + rtol * c.abs()).sum()
+    constant_mismatch = int(mismatches)
     return OutputStats(numel=n, floating=True, nonfinite=nonfinite, near_zero_fraction=near_zero / n,
                        mean=mean, mean_abs=total_abs / m, std=std, min=lo, max=hi,
                        constant=lo == hi, constant_passes=constant_mismatch == 0)

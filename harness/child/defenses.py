@@ -132,6 +132,11 @@ def poison_free_memory(device: torch.device) -> None:
     try:
         size = POISON_CHUNK
         while size >= POISON_MARGIN:
+            # Only what the driver says is free is asked for: a refused request goes through torch's out-of-memory
+            # path (freeing its cache, writing a report), once for every halving.
+            if torch.cuda.mem_get_info(device)[0] < size:
+                size //= 2
+                continue
             try:
                 chunks.append(torch.empty(size, dtype=torch.uint8, device=device).fill_(POISON_BYTE))
             except torch.OutOfMemoryError:
