@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from harness.config import Settings
+from harness.eval.build_cost import expected_build_cost
 from harness.eval.evaluation import (
     Job,
     ReadyChild,
@@ -54,8 +55,15 @@ class Batch:
         self.builds: dict[str, BuildResult] = {}
         self.results: dict[int, EvalResult] = {}
 
-    def to_build(self) -> list[tuple[str, Candidate]]:
-        return [(sha, self.jobs[indices[0]].candidate) for sha, indices in self.by_candidate.items()]
+    def to_build(self, devices: int = 1) -> list[tuple[str, Candidate]]:
+        """The distinct candidates in the order their builds start: on a GPU, the cheapest expected build for each
+        device first (the first to land starts the device), then the rest longest first (none of them starts last
+        and holds the batch's end); on the cpu target, where nothing is evaluated before every build is done,
+        longest first."""
+        distinct = [(sha, self.jobs[indices[0]].candidate) for sha, indices in self.by_candidate.items()]
+        ranked = sorted(distinct, key=lambda item: expected_build_cost(item[1].source))  # stable: ties keep order
+        first = ranked[:devices] if self.overlap else []
+        return first + sorted(ranked[len(first):], key=lambda item: -expected_build_cost(item[1].source))
 
     def built(self, sha: str, build: BuildResult) -> list[int]:
         """Record a build; the jobs that may be evaluated now."""
@@ -110,7 +118,7 @@ class LocalRun:
             worker.start()
         pool = ThreadPoolExecutor(max_workers=max(1, self.settings.build_workers), thread_name_prefix="build")
         try:
-            for sha, candidate in batch.to_build():
+            for sha, candidate in batch.to_build(len(self.devices)):
                 future = pool.submit(build_or_fault, candidate, self.devices[0], self.settings)
                 future.add_done_callback(lambda f, sha=sha: self.events.put(("built", sha, f)))
             while not batch.done:
