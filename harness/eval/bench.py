@@ -14,6 +14,7 @@ target a candidate is C++ (`cpp`), or Triton run by its interpreter (`triton`, n
 from __future__ import annotations
 
 import itertools
+import resource
 import secrets
 import statistics
 import time
@@ -27,7 +28,7 @@ from harness.eval.build import build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import confinement
 from harness.eval.evaluation import Job, evaluate_built
-from harness.eval.pipeline import evaluate
+from harness.eval.pipeline import Events, evaluate
 from harness.problems.index import resolve
 from harness.store import Store
 from harness.types import DeviceInfo, EvalResult
@@ -36,6 +37,9 @@ from harness.types import DeviceInfo, EvalResult
 # autotune: Triton's, in the evaluation child).
 STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "coverage", "time")
 DEVICE_STAGES = ("check", "coverage", "time")  # the work a device exists for
+# Each candidate's figures in --json, for finding where one pass's time went (the child's age: how long its processes
+# had to start before it was handed the candidate; the runner's wait: how much of that start-up was still to come).
+PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "time", "child_age_s", "runner_wait_ms")
 SHAPES = {"cuda": ("lean", "torch", "triton"), "cpu": ("cpp", "triton")}
 DEFAULT_SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}
 PROBLEMS = {"cuda": "level1/relu", "cpu": "cpu/relu"}
@@ -226,6 +230,8 @@ class Measurement:
     devices: int
     wall_s: float
     results: list[EvalResult] = field(default_factory=list)
+    first_eval_s: float | None = None  # from the pass's start to its first evaluation's start: the first wave
+    cpu_s: float | None = None  # CPU seconds of every child process the pass waited for: builds and evaluations
 
     @property
     def per_min(self) -> float:
@@ -240,6 +246,12 @@ class Measurement:
         """Share of the wall time each device spent checking, profiling and timing (the work it exists for)."""
         work = sum(r.stages.get(name, 0.0) for r in self.results for name in DEVICE_STAGES)
         return work / (self.wall_s * self.devices) if self.wall_s > 0 else 0.0
+
+    @property
+    def idle_s(self) -> float:
+        """Seconds each device had no evaluation running: waiting for the first build, and for builds later."""
+        evaluating = sum(r.stages.get("eval", 0.0) for r in self.results)
+        return max(0.0, self.wall_s - evaluating / self.devices) if self.devices else 0.0
 
     @property
     def overhead(self) -> float | None:
@@ -258,8 +270,13 @@ class Measurement:
                 "wall_s": round(self.wall_s, 2), "per_min": round(self.per_min, 2), "statuses": statuses,
                 "stages_s": {name: None if self.stage(name) is None else round(self.stage(name), 3)
                              for name in STAGES},
-                "device_busy": round(self.busy, 3),
-                "overhead_s": None if self.overhead is None else round(self.overhead, 3)}
+                "device_busy": round(self.busy, 3), "device_idle_s": round(self.idle_s, 2),
+                "first_eval_s": None if self.first_eval_s is None else round(self.first_eval_s, 2),
+                "cpu_s_per_candidate": round(self.cpu_s / len(self.results), 1) if self.cpu_s and self.results
+                else None,
+                "overhead_s": None if self.overhead is None else round(self.overhead, 3),
+                "per_candidate": [{name: round(r.stages[name], 3) for name in PER_CANDIDATE if name in r.stages}
+                                  for r in self.results]}
 
 
 class Bench:
@@ -291,10 +308,12 @@ class Bench:
         """The harness as `harness eval` runs it: static rules, builds overlapped with evaluations, the store."""
         settings = self.settings.model_copy(update={"gpus": gpus})
         devices = devices_like(self.device, gpus)
-        start = time.monotonic()
+        start, cpu = time.monotonic(), _children_cpu_s()
+        clock = _FirstEvaluation(start)
         recorded = evaluate(jobs, device=self.device, settings=settings, store=self.store,
-                            run=f"bench-{self.salt}-{mode}", kind="bench")
-        return Measurement(mode, shape_of(jobs), len(devices), time.monotonic() - start, [r for _, r in recorded])
+                            run=f"bench-{self.salt}-{mode}", kind="bench", events=clock)
+        return Measurement(mode, shape_of(jobs), len(devices), time.monotonic() - start, [r for _, r in recorded],
+                           first_eval_s=clock.first_start_s, cpu_s=_children_cpu_s() - cpu)
 
     def one_at_a_time(self, jobs: list[Job], on_done: Callable[[EvalResult], None] | None = None) -> Measurement:
         """The simple way: build, then evaluate in a fresh process, candidate after candidate, one device."""
@@ -312,6 +331,23 @@ class Bench:
 
     def close(self) -> None:
         self.store.close()
+
+
+def _children_cpu_s() -> float:
+    """User and system seconds of the child processes waited for so far (theirs and their descendants')."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+class _FirstEvaluation(Events):
+    """When the pass's first evaluation started: the first result's arrival less its evaluation's own time."""
+
+    def __init__(self, start: float):
+        self.start, self.first_start_s = start, None
+
+    def evaluated(self, result: EvalResult) -> None:
+        if self.first_start_s is None and "eval" in result.stages:
+            self.first_start_s = max(0.0, time.monotonic() - self.start - result.stages["eval"])
 
 
 def shape_of(jobs: list[Job]) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +99,7 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
         status = "compile_error" if build.status == "compile_error" else build.status
         return result_for(job, device, settings.dtype, status=status, error=build.error, build=build, flags=job.flags)
     child = child or ReadyChild(device, settings)
+    child_age_s = time.monotonic() - child.started_at  # how long its processes had to start up
     contention = gpu_load.check_for(device, settings.contention_wait_s)  # other processes on the GPU
     try:
         spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
@@ -128,7 +130,8 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
     finally:
         child.discard()
     return verdict(job, build, device, settings, report, baseline, peaks, rebaseline,
-                   stages={**report.stages, "eval": outcome.duration_s, **contention.stages,
+                   stages={**report.stages, "eval": outcome.duration_s, "child_age_s": round(child_age_s, 3),
+                           **contention.stages,
                            **{name: round(ms, 4) for name, ms in (("unreported_ms", report.unreported_ms),
                                                                    ("deferred_ms", report.deferred_ms),
                                                                    ("copy_ms", report.copy_ms))
@@ -223,6 +226,7 @@ class ReadyChild:
     its own: the runner's inside the judge's, which the runner cannot write."""
 
     def __init__(self, device: DeviceInfo, settings: Settings):
+        self.started_at = time.monotonic()
         self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
         self.runner_work = self.work / "runner"
         self.runner_work.mkdir()

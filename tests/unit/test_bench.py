@@ -44,3 +44,11 @@ def test_rates_busy_share_and_overhead():
     cached = [Measurement("cached-1gpu", "lean", 1, 60.0, [result()] * 10),
               Measurement("cached-2gpu", "lean", 2, 60.0, [result()] * 19)]
     assert speedups(passes + cached) == {"lean: pipelined / one-at-a-time": 15.0, "2 GPUs / 1 GPU (builds cached)": 1.9}
+
+
+def test_idle_time_and_the_first_wave():
+    p = Measurement("pipelined", "lean", 1, 60.0, [result(eval=2.0)] * 20, first_eval_s=12.5)
+    assert p.idle_s == 20.0  # 60 s of wall, 40 of them evaluating
+    assert p.summary()["device_idle_s"] == 20.0 and p.summary()["first_eval_s"] == 12.5
+    two = Measurement("pipelined", "lean", 2, 60.0, [result(eval=2.0)] * 20)
+    assert two.idle_s == 40.0 and two.summary()["first_eval_s"] is None
