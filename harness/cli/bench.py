@@ -13,15 +13,20 @@ from harness.cli.config import config_option
 from harness.cli.console import UsageError, emit_json, err, fmt, out, positive
 from harness.config import load_settings
 from harness.device import devices_like, discover
+from harness.eval import versus
 from harness.eval.bench import DEFAULT_SHAPES, SHAPES, STAGES, Bench, Measurement
 from harness.types import TARGETS
 
 
 def cmd_bench(args) -> int:
+    kernelbench = checkout(args)
     device = discover(args.target)
     shapes = args.shapes.split(",") if args.shapes else list(DEFAULT_SHAPES[device.target])
-    if args.serial < 0:
+    serial = args.serial if args.serial is not None else 0 if kernelbench else 3
+    if serial < 0:
         raise UsageError(f"--serial must be 0 or more, got {args.serial}")
+    if kernelbench and device.target != "cuda":
+        raise UsageError("--versus kernelbench: KernelBench evaluates on a CUDA GPU only (this is --target cpu)")
     unknown = [s for s in shapes if s not in SHAPES[device.target]]
     if unknown:
         raise UsageError(f"--shapes: {', '.join(unknown)} not a shape for target {device.target} "
@@ -31,8 +36,10 @@ def cmd_bench(args) -> int:
                              build_workers=args.build_workers, sandbox=args.sandbox,
                              timing={"budget_s": args.timing_budget})
     bench = Bench(device, settings, args.problem)
-    passes: list[Measurement] = []
+    passes: list[Measurement | versus.KernelBenchRun] = []
     try:
+        if kernelbench:
+            probe(kernelbench)
         err.print(f"[dim]bench on {escape(device.name)} ({device.target}); problem {bench.problem.id}; "
                   f"{settings.build_workers} build workers; results in {results_dir}[/]")
         err.print(f"[dim]prepared the clean baseline, the peaks and a warm-up build per shape in "
@@ -42,9 +49,11 @@ def cmd_bench(args) -> int:
             jobs = bench.jobs(shape, args.candidates, "pipelined")
             passes.append(bench.pipelined(jobs, args.gpus or 0))
             report_pass(passes[-1])
-            if args.serial:
-                err.print(f"[bold]{shape}[/]: {args.serial} other distinct candidates, one at a time ...")
-                passes.append(bench.one_at_a_time(bench.jobs(shape, args.serial, "serial")))
+            if kernelbench:
+                passes.append(kernelbench_pass(kernelbench, bench, jobs, shape, results_dir / "kernelbench" / shape))
+            if serial:
+                err.print(f"[bold]{shape}[/]: {serial} other distinct candidates, one at a time ...")
+                passes.append(bench.one_at_a_time(bench.jobs(shape, serial, "serial")))
                 report_pass(passes[-1])
             if args.scaling:
                 passes.extend(scaling(bench, jobs))
@@ -62,6 +71,43 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def checkout(args) -> versus.Checkout | None:
+    """--versus and --kernelbench: the KernelBench checkout to compare with, or None (the one-at-a-time pass)."""
+    versus_mode = args.versus or ("kernelbench" if args.kernelbench else "serial")
+    if versus_mode == "serial":
+        if args.kernelbench:
+            raise UsageError("--kernelbench DIR is for --versus kernelbench, not --versus serial")
+        return None
+    if not args.kernelbench:
+        raise UsageError("--versus kernelbench needs --kernelbench DIR, a KernelBench checkout")
+    try:
+        return versus.locate(args.kernelbench)
+    except versus.KernelBenchError as exc:
+        raise UsageError(f"--kernelbench: {exc}") from None
+
+
+def probe(kernelbench: versus.Checkout) -> None:
+    """Import KernelBench's eval module once, before any pass: a missing dependency is an error at once."""
+    try:
+        versus.probe(kernelbench)
+    except versus.KernelBenchError as exc:
+        raise UsageError(f"--kernelbench: {exc}") from None
+    err.print(f"[dim]KernelBench: {kernelbench.module} from {kernelbench.root}[/]")
+
+
+def kernelbench_pass(kernelbench: versus.Checkout, bench: Bench, jobs, shape: str, scratch) -> versus.KernelBenchRun:
+    """The pipelined pass's very candidates through KernelBench's own pipeline (harness/eval/versus.py)."""
+    err.print(f"[bold]{shape}[/]: the same {len(jobs)} candidates through KernelBench's pipeline (compile all on "
+              f"{bench.settings.build_workers} workers, then evaluate one at a time, each in a fresh process) ...")
+    found = versus.run(kernelbench, bench.problem.path, [job.candidate.source for job in jobs],
+                       bench.settings.build_workers, bench.settings.eval_timeout_s, scratch, shape=shape,
+                       backend="triton" if shape == "triton" else "cuda", arch=bench.device.arch)
+    report_pass(found)
+    err.print(f"  KernelBench: compile step {found.compile_s:.1f} s, evaluations {found.evaluate_s:.1f} s; it called "
+              f"[bold]{found.correct} of {len(found.results)} correct[/] ({found.compiled} compiled)")
+    return found
+
+
 def scaling(bench: Bench, jobs) -> list[Measurement]:
     """The same (now built) batch evaluated again on one GPU, then on every GPU: evaluation throughput alone."""
     gpus = len(devices_like(bench.device))
@@ -76,21 +122,22 @@ def scaling(bench: Bench, jobs) -> list[Measurement]:
     return found
 
 
-def speedups(passes: list[Measurement]) -> dict[str, float]:
-    """pipelined / one-at-a-time per shape, and many GPUs / one with builds cached."""
+def speedups(passes: list[Measurement | versus.KernelBenchRun]) -> dict[str, float]:
+    """pipelined / one-at-a-time and pipelined / kernelbench per shape, and many GPUs / one with builds cached."""
     ratios = {}
     by_mode = {(p.mode, p.shape): p for p in passes}
     for (mode, shape), p in by_mode.items():
-        serial = by_mode.get(("one-at-a-time", shape))
-        if mode == "pipelined" and serial and serial.per_min:
-            ratios[f"{shape}: pipelined / one-at-a-time"] = round(p.per_min / serial.per_min, 2)
+        for other in ("one-at-a-time", "kernelbench"):
+            slower = by_mode.get((other, shape))
+            if mode == "pipelined" and slower and slower.per_min:
+                ratios[f"{shape}: pipelined / {other}"] = round(p.per_min / slower.per_min, 2)
     cached = sorted((p for p in passes if p.mode.startswith("cached-")), key=lambda p: p.devices)
     if len(cached) >= 2 and cached[0].per_min:
         ratios[f"{cached[-1].devices} GPUs / 1 GPU (builds cached)"] = round(cached[-1].per_min / cached[0].per_min, 2)
     return ratios
 
 
-def report_pass(p: Measurement) -> None:
+def report_pass(p: Measurement | versus.KernelBenchRun) -> None:
     s = p.summary()
     bad = {k: v for k, v in s["statuses"].items() if k != "correct"}
     err.print(f"  {s['candidates']} in {s['wall_s']:.1f} s = [bold]{s['per_min']:.1f}/min[/]"
@@ -101,22 +148,27 @@ def report_pass(p: Measurement) -> None:
             break
 
 
-def show(passes: list[Measurement], ratios: dict[str, float]) -> None:
+def show(passes: list[Measurement | versus.KernelBenchRun], ratios: dict[str, float]) -> None:
     table = Table(title="throughput (stage columns: mean seconds per candidate)")
     summaries = [p.summary() for p in passes]
-    stages = [name for name in STAGES if any(s["stages_s"][name] is not None for s in summaries)]  # Triton's too
-    for name in ("pass", "shape", "devices", "candidates", "wall s", "per min", *stages, "busy", "overhead s"):
+    stages = [name for name in STAGES
+              if any(s["stages_s"].get(name) is not None for s in summaries)]  # Triton's too
+    for name in ("pass", "shape", "devices", "candidates", "wall s", "per min", *stages, "busy", "overhead s",
+                 "first eval s", "idle s", "cpu s"):
         table.add_column(name, justify="left" if name in ("pass", "shape") else "right")
     for p, s in zip(passes, summaries, strict=True):
         table.add_row(p.mode, p.shape, str(p.devices), str(s["candidates"]), f"{p.wall_s:.1f}", f"{p.per_min:.1f}",
-                      *(fmt(s["stages_s"][name], ".2f") for name in stages), f"{p.busy:.0%}",
-                      fmt(p.overhead, ".2f"))
+                      *(fmt(s["stages_s"].get(name), ".2f") for name in stages), fmt(p.busy, ".0%"),
+                      fmt(p.overhead, ".2f"), fmt(s.get("first_eval_s"), ".1f"), fmt(s.get("device_idle_s"), ".1f"),
+                      fmt(s.get("cpu_s_per_candidate"), ".1f"))
     out.print(table)
     for name, ratio in ratios.items():
         out.print(f"{name}: [bold]{ratio:.2f}x[/]")
     out.print("[dim]busy: share of the wall time each device spent checking and timing; overhead: per candidate, "
               "its evaluation beyond checking and timing (child start, imports, model construction); compile, "
-              "autotune: Triton's, in the evaluation (build time, in no other column)[/]")
+              "autotune: Triton's, in the evaluation (build time, in no other column); first eval: when the device "
+              "got its first candidate (the first wave of builds); idle: seconds it had none; cpu: CPU seconds of "
+              "the pass's child processes (builds, evaluations) per candidate[/]")
 
 
 def add_parser(sub) -> None:
@@ -128,15 +180,29 @@ def add_parser(sub) -> None:
                     "through the pipelined executor (builds on the CPUs overlapped with one evaluation per GPU), then "
                     "evaluate --serial other ones one at a time (build, then evaluate in a fresh process), and "
                     "print candidates/min, mean seconds per stage, device busy share, per-candidate overhead and "
-                    "the ratio. Uses a fresh results directory (deleted afterwards) so every build is cold.")
+                    "the ratio; with --kernelbench DIR, the pipelined pass's very candidates go through KernelBench's "
+                    "own pipeline instead (--versus). Uses a fresh results directory (deleted afterwards) so every "
+                    "build is cold.")
     bench.add_argument("--target", choices=TARGETS, help="default: cuda if a GPU is visible")
     bench.add_argument("--problem", metavar="ID_OR_PATH",
                        help="a relu problem to evaluate on (default: level1/relu, 16384x49152, on cuda; cpu/relu, "
                             "4096x1024, on cpu); a small one measures the harness rather than the problem's cost")
     bench.add_argument("--candidates", type=positive(int), default=32, metavar="N",
                        help="distinct candidates per shape for the pipelined pass (32)")
-    bench.add_argument("--serial", type=int, default=3, metavar="M",
-                       help="distinct candidates per shape evaluated one at a time, for the ratio (3; 0 skips)")
+    bench.add_argument("--serial", type=int, metavar="M",
+                       help="distinct candidates per shape evaluated one at a time, for the ratio (3; 0 skips; with "
+                            "--versus kernelbench, 0 unless given)")
+    bench.add_argument("--versus", choices=("serial", "kernelbench"),
+                       help="what the pipelined pass is compared with: serial (default), --serial other candidates "
+                            "one at a time; kernelbench, the same candidates through KernelBench's own evaluation "
+                            "pipeline (its build_compile_cache for all on --build-workers processes, then its "
+                            "eval_kernel_against_ref one at a time, each in a fresh process, with the trials of its "
+                            "eval_from_generations.py: 5 correctness, 100 timed), printing its wall time, "
+                            "candidates/min, how many it called correct and the ratio; needs --kernelbench")
+    bench.add_argument("--kernelbench", metavar="DIR",
+                       help="a KernelBench checkout (its src/kernelbench/eval.py, or src/eval.py in the older layout), "
+                            "imported in child processes; implies --versus kernelbench. A package it imports but "
+                            "never calls here can be an empty module in DIR/shim/")
     bench.add_argument("--shapes", metavar="LIST", help="comma-separated: lean, torch, triton on cuda (default: "
                        "lean,torch); cpp, triton on cpu (default: cpp)")
     bench.add_argument("--gpus", type=positive(int), metavar="N", help="GPUs for the pipelined pass (default: all)")
