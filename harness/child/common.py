@@ -149,17 +149,28 @@ def inputs_for(problem, device, dtype, call_seed: int) -> list:
     return forward_inputs(problem, device, dtype)
 
 
-def ready_device(torch, target: str) -> None:
-    """(cuda) Create the context now, so the evaluation does not pay for it."""
+def ready_device(torch, target: str) -> int:
+    """(cuda) Create the context now, so the evaluation does not pay for it. The attempts it took."""
     import time
 
     if target == "cuda" and torch.cuda.is_available():
         for attempt in range(5):
             try:
                 torch.empty(1, device="cuda")
-                return
+                return attempt + 1
             except RuntimeError:  # the evaluation beside us may hold all free memory for a moment (poison)
                 time.sleep(0.5 * (attempt + 1))
+        return 5
+    return 1
+
+
+def started_s_ago() -> float:
+    """Seconds since this process started (its interpreter's start, imports included), from /proc."""
+    import os
+
+    with open("/proc/self/stat") as stat, open("/proc/uptime") as uptime:
+        start_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+        return float(uptime.read().split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK")
 
 
 def timed_side(problem, device, dtype, seed: int, name: str, fn):

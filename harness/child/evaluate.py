@@ -45,6 +45,7 @@ from harness.child.common import (
     import_problem,
     ready_device,
     seeded_inputs,
+    started_s_ago,
     target_device,
     timed_side,
     trial_seed,
@@ -64,9 +65,10 @@ ROUND_TRIPS = 20     # empty round trips to the runner before setup: what a repl
 STAGES = ("setup", "check", "coverage", "time")
 
 
-def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer) -> WorkerReport:
+def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: dict | None = None) -> WorkerReport:
     """Setup, check, time; the first verdict reached inside (incorrect, rejected, runtime_error...) ends it."""
     evaluation = Evaluation(spec, remote, freezer)
+    evaluation.judge_start = judge_start or {}
     try:
         with torch.no_grad():
             evaluation.setup()
@@ -198,6 +200,10 @@ class Evaluation:
         self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
         self.stages["round_trip_ms"] = self.round_trip_ms
         self.stages["runner_wait_ms"] = self.runner_wait_ms
+        # How the two processes' own starts went (seconds from each one's start to its device being ready, and the
+        # attempts its CUDA context took): what an evaluation handed to children not yet started waits for.
+        self.stages.update({f"runner_{key}": value for key, value in self.remote.runner_start.items()})
+        self.stages.update({f"judge_{key}": value for key, value in self.judge_start.items()})
         if self.freezer.stopped_calls:  # reference calls timed with the runner stopped, and with a thread of it not
             self.stages.update(runner_stopped=self.freezer.stopped_calls, runner_running=self.freezer.running_calls)
 
@@ -342,7 +348,8 @@ def quartiles(values: list[float]) -> tuple[float, float]:
 def main(argv: list[str]) -> int:
     """`serve TARGET FD STOP`: ready the device, then evaluate the one spec that comes through stdin, with the runner
     on descriptor FD and its sandbox's init on STOP ("-": none)."""
-    ready_device(torch, argv[1])
+    attempts = ready_device(torch, argv[1])
+    judge_start = {"ready_s": round(started_s_ago(), 3), "device_attempts": attempts}
     remote = Remote(int(argv[2]), torch.device("cpu"))
     freezer = Freezer(None if argv[3] == "-" else int(argv[3]))
     line = sys.stdin.readline().strip()  # the spec comes through the pipe: its seed is in no file
@@ -350,7 +357,7 @@ def main(argv: list[str]) -> int:
         os._exit(0)
     spec = WorkerSpec.model_validate_json(line)
     try:
-        report = eval_main(spec, remote, freezer)
+        report = eval_main(spec, remote, freezer, judge_start)
     except EvalFailure as failure:
         report = WorkerReport(status=failure.status, error=str(failure), device_name="", torch_version="")
     except BaseException as exc:  # raised by harness code: no candidate code runs in this process

@@ -43,6 +43,7 @@ class Remote:
         self.gaps_ms: list[float] = []
         self.jit_seconds: dict[str, float] = {}
         self.ended = False     # the runner was told it is done (and may be gone)
+        self.runner_start: dict[str, float] = {}
 
     def ask(self, message: dict | None, what: str) -> dict:
         """Send `message` (None: only wait) and return the reply; a descriptor sent with it is closed (only an
@@ -111,7 +112,15 @@ class Remote:
         self.channel.send({"op": "setup", **spec, "device_outbox": ordinal if crosses else None})
 
     def constructed(self) -> None:
-        self.expect("ready", "while it started")
+        """The runner's ready (with how its own start went, kept in `runner_start`: figures it sends before any
+        code of the candidate's runs), then its constructed."""
+        reply = self.ask(None, "while it started")
+        if reply.get("event") != "ready":
+            raise EvalFailure("runtime_error", "the candidate's process answered out of turn while it started")
+        started = reply.get("started")
+        self.runner_start = {key: float(value) for key, value in (started or {}).items()
+                             if key in ("ready_s", "device_attempts") and type(value) in (int, float)
+                             and 0 <= value < 1e6} if isinstance(started, dict) else {}
         self.started = True
         self.expect("constructed", "while ModelNew was constructed")
 

@@ -42,6 +42,7 @@ from harness.child.common import (
     import_problem,
     inputs_for,
     ready_device,
+    started_s_ago,
     target_device,
 )
 from harness.child.defenses import Guard, identical, output_problem, poison_free_memory, snapshot
@@ -57,6 +58,7 @@ class Runner:
         self.jit: JitClock | None = None
         self.kept = None      # a checked call's output and its copy taken on return (for `settled`)
         self.last = None      # the last timed call's output (for `output`)
+        self.started: dict = {}  # how its own start went (warm_up): for the judge's report
 
     def setup(self, spec: dict) -> None:
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
@@ -72,7 +74,7 @@ class Runner:
         self.known_ops = coverage.op_namespaces()  # any namespace of operators added from here on is the candidate's
         device_outbox = spec.get("device_outbox")
         self.channel.use_device = device_outbox if type(device_outbox) is int else None
-        self.channel.send({"event": "ready"})
+        self.channel.send({"event": "ready", "started": self.started})
         candidate_starts()
         with failing_as("constructing ModelNew failed"):
             module = import_candidate(build_dir)
@@ -182,23 +184,26 @@ class Runner:
                 raise RuntimeError(f"unknown request {op!r}")
 
 
-def warm_up(target: str) -> None:
+def warm_up(target: str) -> dict:
     """What every evaluation pays before it can start: importing torch and the harness's own modules, (cuda)
-    creating the context, starting the profiler; a warm runner pays it while the previous candidate is evaluated."""
-    ready_device(torch, target)
+    creating the context, starting the profiler; a warm runner pays it while the previous candidate is evaluated.
+    How long it took since the process started, and the attempts the context took (for the judge's report)."""
+    attempts = ready_device(torch, target)
     coverage.warm_up(target == "cuda" and torch.cuda.is_available())
     # torch.compile patches nn.Module.__init__ and __setstate__ at its first use (Dynamo's generation tagging):
     # done now, before the defenses' snapshot, a candidate that calls torch.compile is not one that patches torch.
     from torch._dynamo.mutation_guard import install_generation_tagging_init
     install_generation_tagging_init()
+    return {"ready_s": round(started_s_ago(), 3), "device_attempts": attempts}
 
 
 def main(argv: list[str]) -> int:
     """`run TARGET FD`: ready the device, then serve the judge on descriptor FD."""
     target, fd = argv[1], int(argv[2])
-    warm_up(target)
+    started = warm_up(target)
     channel = Channel(fd)
     runner = Runner(channel)
+    runner.started = started
     try:
         with torch.no_grad():
             runner.serve()

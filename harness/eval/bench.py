@@ -38,8 +38,10 @@ from harness.types import DeviceInfo, EvalResult
 STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "coverage", "time")
 DEVICE_STAGES = ("check", "coverage", "time")  # the work a device exists for
 # Each candidate's figures in --json, for finding where one pass's time went (the child's age: how long its processes
-# had to start before it was handed the candidate; the runner's wait: how much of that start-up was still to come).
-PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "time", "child_age_s", "runner_wait_ms")
+# had to start before it was handed the candidate; the runner's wait: how much of that start-up was still to come;
+# each process's own start: from its start to its device ready, and the attempts its CUDA context took).
+PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "time", "child_age_s", "runner_wait_ms",
+                 "runner_ready_s", "runner_device_attempts", "judge_ready_s", "judge_device_attempts")
 SHAPES = {"cuda": ("lean", "torch", "triton"), "cpu": ("cpp", "triton")}
 DEFAULT_SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}
 PROBLEMS = {"cuda": "level1/relu", "cpu": "cpu/relu"}
