@@ -119,11 +119,7 @@ class Channel:
         places, end = _places(tensors)
         if self.outbox is None or self.outbox.size < end:
             self.outbox = Shared.create(max(end, 1))
-        for t, node, offset in zip(tensors, _tensor_nodes(tree), places, strict=True):
-            nbytes = t.numel() * t.element_size()
-            node[3], node[4] = offset, nbytes
-            if nbytes:
-                self.outbox.bytes[offset:offset + nbytes].copy_(t.detach().contiguous().reshape(-1).view(torch.uint8))
+        _fill(self.outbox.bytes, tensors, tree, places)
         return self.outbox.fd
 
     def _write_device(self, tensors: list[torch.Tensor], tree: dict) -> tuple[int | None, list]:
@@ -139,12 +135,7 @@ class Channel:
                     self.device_outbox.close()
                     self.device_outbox = None
                 self.device_outbox = device_share.Export.create(-(-max(end, 1) // GROW) * GROW, self.use_device)
-            box = self.device_outbox.tensor()
-            for t, node, offset in zip(tensors, _tensor_nodes(tree), places, strict=True):
-                nbytes = t.numel() * t.element_size()
-                node[3], node[4] = offset, nbytes
-                if nbytes:
-                    box[offset:offset + nbytes].copy_(t.detach().contiguous().reshape(-1).view(torch.uint8))
+            _fill(self.device_outbox.tensor(), tensors, tree, places)
             torch.cuda.synchronize(self.use_device)
             return self.device_outbox.descriptor(), ["device", self.device_outbox.size]
         except device_share.DeviceShareError:
@@ -243,6 +234,15 @@ def _places(tensors: list[torch.Tensor]) -> tuple[list[int], int]:
         places.append(end)
         end += -(-t.numel() * t.element_size() // ALIGN) * ALIGN
     return places, end
+
+
+def _fill(outbox: torch.Tensor, tensors: list[torch.Tensor], tree: dict, places: list[int]) -> None:
+    """Each tensor's bytes into `outbox` (flat uint8, host or device) at its place, and its place into `tree`."""
+    for t, node, offset in zip(tensors, _tensor_nodes(tree), places, strict=True):
+        nbytes = t.numel() * t.element_size()
+        node[3], node[4] = offset, nbytes
+        if nbytes:
+            outbox[offset:offset + nbytes].copy_(t.detach().contiguous().reshape(-1).view(torch.uint8))
 
 
 def _encode(value: object, tensors: list, depth: int = 0) -> dict:

@@ -164,13 +164,15 @@ def ready_device(torch, target: str) -> int:
     return 1
 
 
-def started_s_ago() -> float:
-    """Seconds since this process started (its interpreter's start, imports included), from /proc."""
+def start_figures(device_attempts: int) -> dict:
+    """How this process's start went, for the judge's report: seconds from its start (its interpreter's, imports
+    included; from /proc) to now, and the attempts its CUDA context took."""
     import os
 
     with open("/proc/self/stat") as stat, open("/proc/uptime") as uptime:
         start_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
-        return float(uptime.read().split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK")
+        ready_s = float(uptime.read().split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK")
+    return {"ready_s": round(ready_s, 3), "device_attempts": device_attempts}
 
 
 def timed_side(problem, device, dtype, seed: int, name: str, fn):

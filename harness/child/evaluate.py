@@ -45,7 +45,7 @@ from harness.child.common import (
     import_problem,
     ready_device,
     seeded_inputs,
-    started_s_ago,
+    start_figures,
     target_device,
     timed_side,
     trial_seed,
@@ -67,8 +67,7 @@ STAGES = ("setup", "check", "coverage", "time")
 
 def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: dict | None = None) -> WorkerReport:
     """Setup, check, time; the first verdict reached inside (incorrect, rejected, runtime_error...) ends it."""
-    evaluation = Evaluation(spec, remote, freezer)
-    evaluation.judge_start = judge_start or {}
+    evaluation = Evaluation(spec, remote, freezer, judge_start or {})
     try:
         with torch.no_grad():
             evaluation.setup()
@@ -85,8 +84,9 @@ class Evaluation:
     are recorded: setup (both modules built, the candidate imported), check (trials on fresh inputs), coverage,
     time (interleaved, with timed outputs checked again)."""
 
-    def __init__(self, spec: WorkerSpec, remote: Remote, freezer: Freezer):
+    def __init__(self, spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: dict):
         self.spec = spec
+        self.judge_start = judge_start  # how this process's own start went (start_figures)
         self.remote = remote
         self.freezer = freezer
         self.started = _clock()
@@ -348,8 +348,7 @@ def quartiles(values: list[float]) -> tuple[float, float]:
 def main(argv: list[str]) -> int:
     """`serve TARGET FD STOP`: ready the device, then evaluate the one spec that comes through stdin, with the runner
     on descriptor FD and its sandbox's init on STOP ("-": none)."""
-    attempts = ready_device(torch, argv[1])
-    judge_start = {"ready_s": round(started_s_ago(), 3), "device_attempts": attempts}
+    judge_start = start_figures(ready_device(torch, argv[1]))
     remote = Remote(int(argv[2]), torch.device("cpu"))
     freezer = Freezer(None if argv[3] == "-" else int(argv[3]))
     line = sys.stdin.readline().strip()  # the spec comes through the pipe: its seed is in no file

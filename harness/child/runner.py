@@ -42,7 +42,7 @@ from harness.child.common import (
     import_problem,
     inputs_for,
     ready_device,
-    started_s_ago,
+    start_figures,
     target_device,
 )
 from harness.child.defenses import Guard, identical, output_problem, poison_free_memory, snapshot
@@ -53,12 +53,12 @@ from harness.types import HARNESS_ERROR
 
 
 class Runner:
-    def __init__(self, channel: Channel):
+    def __init__(self, channel: Channel, started: dict):
         self.channel = channel
+        self.started = started  # how its own start went (warm_up): for the judge's report
         self.jit: JitClock | None = None
         self.kept = None      # a checked call's output and its copy taken on return (for `settled`)
         self.last = None      # the last timed call's output (for `output`)
-        self.started: dict = {}  # how its own start went (warm_up): for the judge's report
 
     def setup(self, spec: dict) -> None:
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
@@ -194,7 +194,7 @@ def warm_up(target: str) -> dict:
     # done now, before the defenses' snapshot, a candidate that calls torch.compile is not one that patches torch.
     from torch._dynamo.mutation_guard import install_generation_tagging_init
     install_generation_tagging_init()
-    return {"ready_s": round(started_s_ago(), 3), "device_attempts": attempts}
+    return start_figures(attempts)
 
 
 def main(argv: list[str]) -> int:
@@ -202,8 +202,7 @@ def main(argv: list[str]) -> int:
     target, fd = argv[1], int(argv[2])
     started = warm_up(target)
     channel = Channel(fd)
-    runner = Runner(channel)
-    runner.started = started
+    runner = Runner(channel, started)
     try:
         with torch.no_grad():
             runner.serve()

@@ -61,9 +61,10 @@ class Batch:
         and holds the batch's end); on the cpu target, where nothing is evaluated before every build is done,
         longest first."""
         distinct = [(sha, self.jobs[indices[0]].candidate) for sha, indices in self.by_candidate.items()]
-        ranked = sorted(distinct, key=lambda item: expected_build_cost(item[1].source))  # stable: ties keep order
+        cost = {sha: expected_build_cost(candidate.source) for sha, candidate in distinct}  # parses each source once
+        ranked = sorted(distinct, key=lambda item: cost[item[0]])  # stable: ties keep their order
         first = ranked[:devices] if self.overlap else []
-        return first + sorted(ranked[len(first):], key=lambda item: -expected_build_cost(item[1].source))
+        return first + sorted(ranked[len(first):], key=lambda item: -cost[item[0]])
 
     def built(self, sha: str, build: BuildResult) -> list[int]:
         """Record a build; the jobs that may be evaluated now."""
