@@ -48,6 +48,10 @@ PCH_REQUESTS_ENV = "HARNESS_PCH_REQUESTS"
 PCH_COMMAND = "command.json"
 # The keys of the PCHs whose seal the parent checked before the build (eval/pch_maker.py): the only ones it may use
 PCH_TRUSTED_ENV = "HARNESS_PCH_TRUSTED"
+# The niceness a child takes first thing (child/__main__.py): builds run beside evaluations on a GPU, and yield the
+# cores to them (children that must start in time, a reference and a candidate being timed); compilers inherit it.
+NICENESS_ENV = "HARNESS_NICENESS"
+BUILD_NICENESS = 10
 NO_GPU_HINT = (
     "note: the build step imports the candidate with no GPU visible; create CUDA tensors in "
     "__init__ or forward, not at module level"

@@ -16,6 +16,7 @@
 Only this package imports torch; the parent starts it and reads what it writes.
 """
 
+import os
 import sys
 
 USAGE = __doc__
@@ -23,6 +24,7 @@ USAGE = __doc__
 
 def main(argv: list[str]) -> int:
     job, args = (argv[0], argv[1:]) if argv else ("", [])
+    os.nice(int(os.environ.get("HARNESS_NICENESS", "0")))  # process.NICENESS_ENV: builds beside evaluations
     if job == "build" and len(args) == 1:
         from harness.child.loader import main as run
         return run(argv)

@@ -24,11 +24,13 @@ from harness.eval.cache import LOCK, touch
 from harness.eval.confine import Confinement
 from harness.eval.pch_maker import make_requested_pchs, trusted_keys
 from harness.process import (
+    BUILD_NICENESS,
     CANDIDATE_FILE,
     CANDIDATE_STARTS,
     HARNESS_FAILED,
     LOG_FILE,
     MANIFEST_FILE,
+    NICENESS_ENV,
     NO_GPU_HINT,
     PCH_REQUESTS,
     PCH_REQUESTS_ENV,
@@ -101,8 +103,8 @@ def extension_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
 def build_env(device: DeviceInfo, directory: Path, max_jobs: int) -> dict[str, str]:
     extra = {**extension_env(device, directory), "MAX_JOBS": str(max_jobs),
              PCH_REQUESTS_ENV: str(directory / PCH_REQUESTS), PCH_TRUSTED_ENV: ",".join(trusted_keys())}
-    if device.target == "cuda":
-        extra["CUDA_VISIBLE_DEVICES"] = ""  # no GPU for the builder: builds run beside evaluations
+    if device.target == "cuda":  # builds run beside evaluations: no GPU for the builder, and the cores theirs first
+        extra.update({"CUDA_VISIBLE_DEVICES": "", NICENESS_ENV: str(BUILD_NICENESS)})
     return child_env(extra)
 
 

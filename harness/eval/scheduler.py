@@ -8,6 +8,7 @@ evaluations also wait for every build (the cores are the device).
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
@@ -37,7 +38,11 @@ from harness.types import (
     Peaks,
 )
 
-SPARES = 3  # evaluation children kept started ahead of need, per GPU (2 left the GPU waiting: 18.0 -> 19.0/min)
+# Evaluation children kept starting ahead of need, per GPU: at least SPARES, and as many as one start (its runner's,
+# the longer: torch, the context, the profiler) outlasts evaluations, up to MAX_SPARES (each holds two CUDA contexts).
+# On an H200, runners read ready 8-14 s after their start while evaluations took 3.3 s: with 3 spares, evaluations
+# handed a child 10 s old waited up to 4.7 s for it.
+SPARES, MAX_SPARES = 3, 6
 OnBuilt = Callable[[Candidate, BuildResult], None]
 OnEvaluated = Callable[[int, EvalResult], None]
 
@@ -154,13 +159,12 @@ class LocalRun:
             self.ready.put(i)
 
     def evaluation_worker(self, device: DeviceInfo) -> None:
-        # Children start SPARES evaluations ahead: one start (importing torch, ~5 s while 16 builds run)
-        # outlasts two evaluations (~2.3 s each).
         overlap, settings = self.batch.overlap, self.settings
+        wanted = SPARES
         spares = deque(ReadyChild(device, settings) for _ in range(SPARES if overlap else 0))
         try:
             while (i := self.ready.get()) is not None:
-                if overlap:
+                while overlap and len(spares) <= wanted:  # one for this job, `wanted` starting for the next ones
                     spares.append(ReadyChild(device, settings))
                 child = spares.popleft() if overlap else None
                 waited = time.monotonic() - self.queued_at[i]
@@ -171,9 +175,20 @@ class LocalRun:
                                             self.baselines.get(job.problem.sha256), self.peaks, self.rebaseline, child)
                 except Exception as exc:  # noqa: BLE001 - a fault of ours (disk, child start): not a verdict
                     result = harness_fault(job, device, settings, "evaluating", exc, build)
+                wanted = spares_wanted(result, wanted)
                 self.events.put(("evaluated", i, result, waited))
         except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
             self.events.put(("failed", exc))
         finally:
             for spare in spares:
                 spare.discard()
+
+
+def spares_wanted(result: EvalResult, current: int) -> int:
+    """How many children to keep starting ahead after `result`: one more than the evaluations its runner's start
+    (from its process's start to its device ready) outlasted, within SPARES..MAX_SPARES; `current` where the result
+    does not say (a build that failed, a harness fault)."""
+    ready_s, eval_s = result.stages.get("runner_ready_s"), result.stages.get("eval")
+    if not ready_s or not eval_s:
+        return current
+    return min(MAX_SPARES, max(SPARES, math.ceil(ready_s / eval_s) + 1))

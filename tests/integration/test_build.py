@@ -1,6 +1,7 @@
 """Builds: hash-keyed directories, one build per source across processes, timeouts."""
 import json
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,8 @@ from pathlib import Path
 from harness.device import discover
 from harness.eval.build import build
 from harness.eval.candidate import load_candidate
+from harness.process import BUILD_NICENESS
+from harness.types import DeviceInfo
 from tests.conftest import LEAN_RELU, REPO, SOLUTIONS
 
 BUILD_IN_CHILD = """
@@ -16,6 +19,8 @@ from pathlib import Path
 from harness.eval.build import build
 from harness.device import discover
 from harness.eval.candidate import load_candidate
+from harness.process import BUILD_NICENESS
+from harness.types import DeviceInfo
 print(build(load_candidate(sys.argv[1]), discover("cpu"), Path(sys.argv[2]), timeout_s=900).model_dump_json())
 """
 
@@ -55,3 +60,27 @@ def test_a_cached_build_changed_since_it_was_built_is_built_again(tmp_path, capl
         again = build(candidate, discover("cpu"), tmp_path, timeout_s=900)
     assert again.status == "ok" and not again.cached and "fails its seal check" in caplog.text
     assert library.read_bytes() != planted and build(candidate, discover("cpu"), tmp_path).cached
+
+
+NICENESS_PROBE = """import os
+import torch
+print("niceness at import:", os.nice(0))
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+def test_builds_beside_gpu_evaluations_yield_the_cores(tmp_path):
+    """On a GPU, builds run beside evaluations: the build child (and the compilers it starts) takes a lower priority;
+    on the cpu target, where evaluations wait for every build, it keeps the parent's."""
+    (tmp_path / "probe.py").write_text(NICENESS_PROBE)
+    candidate = load_candidate(str(tmp_path / "probe.py"))
+    base = os.nice(0)
+    gpu = DeviceInfo(target="cuda", name="a GPU this machine need not have", index=0)
+    for device, expected in ((gpu, min(19, base + BUILD_NICENESS)), (discover("cpu"), base)):
+        result = build(candidate, device, tmp_path / device.target, timeout_s=600)
+        assert result.status == "ok", result.log
+        assert f"niceness at import: {expected}" in result.log
