@@ -141,7 +141,8 @@ def report_pass(p: Measurement | versus.KernelBenchRun) -> None:
     s = p.summary()
     bad = {k: v for k, v in s["statuses"].items() if k != "correct"}
     err.print(f"  {s['candidates']} in {s['wall_s']:.1f} s = [bold]{s['per_min']:.1f}/min[/]"
-              + (f" [red]not correct: {bad}[/]" if bad else ""))
+              + (f" [red]not correct: {bad}[/]" if bad else "")
+              + (f" [yellow]flagged: {s['flags']}[/]" if s.get("flags") else ""))
     for r in p.results:
         if r.status != "correct" and r.error:
             err.print(f"  [red]{r.status}[/]: {escape(r.error.splitlines()[0])}")

@@ -266,10 +266,14 @@ class Measurement:
 
     def summary(self) -> dict:
         statuses: dict[str, int] = {}
+        flags: dict[str, int] = {}  # a correct candidate flagged (hidden_work, reference_slowed...) is not counted
         for r in self.results:
             statuses[r.status] = statuses.get(r.status, 0) + 1
+            for flag in r.flags:
+                flags[flag] = flags.get(flag, 0) + 1
         return {"mode": self.mode, "shape": self.shape, "devices": self.devices, "candidates": len(self.results),
                 "wall_s": round(self.wall_s, 2), "per_min": round(self.per_min, 2), "statuses": statuses,
+                "flags": flags,
                 "stages_s": {name: None if self.stage(name) is None else round(self.stage(name), 3)
                              for name in STAGES},
                 "device_busy": round(self.busy, 3), "device_idle_s": round(self.idle_s, 2),

@@ -52,3 +52,10 @@ def test_idle_time_and_the_first_wave():
     assert p.summary()["device_idle_s"] == 20.0 and p.summary()["first_eval_s"] == 12.5
     two = Measurement("pipelined", "lean", 2, 60.0, [result(eval=2.0)] * 20)
     assert two.idle_s == 40.0 and two.summary()["first_eval_s"] is None
+
+
+def test_flagged_candidates_are_counted_by_flag():
+    flagged = result(eval=2.0).model_copy(update={"flags": ("hidden_work", "noisy_timing")})
+    p = Measurement("pipelined", "lean", 1, 60.0, [result(eval=2.0), flagged, flagged])
+    assert p.summary()["statuses"] == {"correct": 3}
+    assert p.summary()["flags"] == {"hidden_work": 2, "noisy_timing": 2}
