@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -36,7 +37,8 @@ def cmd_bench(args) -> int:
                              build_workers=args.build_workers, sandbox=args.sandbox,
                              timing={"budget_s": args.timing_budget})
     bench = Bench(device, settings, args.problem)
-    passes: list[Measurement | versus.KernelBenchRun] = []
+    passes = Passes({"device": device.name, "target": device.target, "problem": bench.problem.id,
+                     "build_workers": settings.build_workers} if args.json else None)
     try:
         if kernelbench:
             probe(kernelbench)
@@ -47,28 +49,39 @@ def cmd_bench(args) -> int:
         for shape in shapes:
             err.print(f"[bold]{shape}[/]: {args.candidates} distinct candidates, pipelined ...")
             jobs = bench.jobs(shape, args.candidates, "pipelined")
-            passes.append(bench.pipelined(jobs, args.gpus or 0))
-            report_pass(passes[-1])
+            passes.add(bench.pipelined(jobs, args.gpus or 0))
             if kernelbench:
-                passes.append(kernelbench_pass(kernelbench, bench, jobs, shape, results_dir / "kernelbench" / shape))
+                passes.add(kernelbench_pass(kernelbench, bench, jobs, shape, results_dir / "kernelbench" / shape))
             if serial:
                 err.print(f"[bold]{shape}[/]: {serial} other distinct candidates, one at a time ...")
-                passes.append(bench.one_at_a_time(bench.jobs(shape, serial, "serial")))
-                report_pass(passes[-1])
+                passes.add(bench.one_at_a_time(bench.jobs(shape, serial, "serial")))
             if args.scaling:
-                passes.extend(scaling(bench, jobs))
+                scaling(bench, jobs, passes)
     finally:
         bench.close()
         if not args.results_dir and not args.keep:
             shutil.rmtree(results_dir, ignore_errors=True)
-    ratios = speedups(passes)
-    if args.json:
-        emit_json({"device": device.name, "target": device.target, "problem": bench.problem.id,
-                   "build_workers": settings.build_workers, "passes": [p.summary() for p in passes],
-                   "ratios": ratios})
-    else:
-        show(passes, ratios)
+    if not args.json:
+        show(passes.done, speedups(passes.done))
     return 0
+
+
+class Passes:
+    """The passes done so far. Each is reported as it ends: a line on stderr and, with --json, its record on stdout
+    (the run's facts, the pass, and the ratios it completes), so a run cut short keeps every pass it finished."""
+
+    def __init__(self, facts: dict | None):
+        self.facts = facts  # None: no --json
+        self.done: list[Measurement | versus.KernelBenchRun] = []
+
+    def add(self, p: Measurement | versus.KernelBenchRun) -> None:
+        before = speedups(self.done)
+        self.done.append(p)
+        report_pass(p)
+        if self.facts is not None:
+            ratios = {name: ratio for name, ratio in speedups(self.done).items() if name not in before}
+            emit_json({**self.facts, **p.summary(), "ratios": ratios})
+            sys.stdout.flush()
 
 
 def checkout(args) -> versus.Checkout | None:
@@ -102,24 +115,20 @@ def kernelbench_pass(kernelbench: versus.Checkout, bench: Bench, jobs, shape: st
     found = versus.run(kernelbench, bench.problem.path, [job.candidate.source for job in jobs],
                        bench.settings.build_workers, bench.settings.eval_timeout_s, scratch, shape=shape,
                        backend="triton" if shape == "triton" else "cuda", arch=bench.device.arch)
-    report_pass(found)
     err.print(f"  KernelBench: compile step {found.compile_s:.1f} s, evaluations {found.evaluate_s:.1f} s; it called "
               f"[bold]{found.correct} of {len(found.results)} correct[/] ({found.compiled} compiled)")
     return found
 
 
-def scaling(bench: Bench, jobs) -> list[Measurement]:
+def scaling(bench: Bench, jobs, passes: Passes) -> None:
     """The same (now built) batch evaluated again on one GPU, then on every GPU: evaluation throughput alone."""
     gpus = len(devices_like(bench.device))
     if gpus < 2:
         err.print("[yellow]--scaling needs two GPUs of the same model; one is visible[/]")
-        return []
-    found = []
+        return
     for count in (1, gpus):
         err.print(f"builds cached, evaluating on {count} GPU(s) ...")
-        found.append(bench.pipelined(jobs, count, mode=f"cached-{count}gpu"))
-        report_pass(found[-1])
-    return found
+        passes.add(bench.pipelined(jobs, count, mode=f"cached-{count}gpu"))
 
 
 def speedups(passes: list[Measurement | versus.KernelBenchRun]) -> dict[str, float]:
@@ -217,5 +226,7 @@ def add_parser(sub) -> None:
     bench.add_argument("--results-dir", metavar="DIR", help="keep everything here instead of a temporary directory")
     bench.add_argument("--keep", action="store_true", help="keep the temporary results directory")
     config_option(bench)
-    bench.add_argument("--json", action="store_true", help="one JSON object (one line) with every pass on stdout")
+    bench.add_argument("--json", action="store_true",
+                       help="a JSON line per pass on stdout as it ends: the device, target, problem and build "
+                            "workers, the pass's figures and candidates' stages, and the ratios it completes")
     bench.set_defaults(func=cmd_bench)

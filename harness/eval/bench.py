@@ -39,9 +39,11 @@ STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "co
 DEVICE_STAGES = ("check", "coverage", "time")  # the work a device exists for
 # Each candidate's figures in --json, for finding where one pass's time went (the child's age: how long its processes
 # had to start before it was handed the candidate; the runner's wait: how much of that start-up was still to come;
-# each process's own start: from its start to its device ready, and the attempts its CUDA context took).
+# each process's own start: from its start to its device ready, and the attempts its CUDA context took), and what
+# its flags were decided from (the judge's figures: README, The judge).
 PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "time", "child_age_s", "runner_wait_ms",
-                 "runner_ready_s", "runner_device_attempts", "judge_ready_s", "judge_device_attempts")
+                 "runner_ready_s", "runner_device_attempts", "judge_ready_s", "judge_device_attempts", "slowed_eval",
+                 "unreported_ms", "round_trip_ms", "deferred_ms", "copy_ms")
 SHAPES = {"cuda": ("lean", "torch", "triton"), "cpu": ("cpp", "triton")}
 DEFAULT_SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}
 PROBLEMS = {"cuda": "level1/relu", "cpu": "cpu/relu"}
@@ -281,7 +283,8 @@ class Measurement:
                 "cpu_s_per_candidate": round(self.cpu_s / len(self.results), 1) if self.cpu_s and self.results
                 else None,
                 "overhead_s": None if self.overhead is None else round(self.overhead, 3),
-                "per_candidate": [{name: round(r.stages[name], 3) for name in PER_CANDIDATE if name in r.stages}
+                "per_candidate": [{**{name: round(r.stages[name], 3) for name in PER_CANDIDATE if name in r.stages},
+                                   **_beyond_events(r), **({"flags": list(r.flags)} if r.flags else {})}
                                   for r in self.results]}
 
 
@@ -337,6 +340,13 @@ class Bench:
 
     def close(self) -> None:
         self.store.close()
+
+
+def _beyond_events(r: EvalResult) -> dict:
+    """Each side's median wall time beyond its median event time (ms): what hidden_work compares on a GPU."""
+    return {name: round(t.wall_median_ms - t.median_ms, 4) for name, t in
+            (("wall_over_events_ms", r.runtime), ("ref_wall_over_events_ms", r.ref_runtime))
+            if t is not None and t.wall_median_ms is not None}
 
 
 def _children_cpu_s() -> float:

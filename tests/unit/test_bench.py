@@ -1,12 +1,13 @@
 """The benchmark's candidates and arithmetic (its runs are on real devices: harness bench)."""
 import ast
+import json
 import re
 
-from harness.cli.bench import speedups
+from harness.cli.bench import Passes, speedups
 from harness.eval.bench import Measurement, batch
 from harness.eval.candidate import precheck
 from harness.eval.rules import check
-from harness.types import EvalResult
+from harness.types import EvalResult, Timing
 
 
 def cuda_part(source: str) -> str:
@@ -59,3 +60,24 @@ def test_flagged_candidates_are_counted_by_flag():
     p = Measurement("pipelined", "lean", 1, 60.0, [result(eval=2.0), flagged, flagged])
     assert p.summary()["statuses"] == {"correct": 3}
     assert p.summary()["flags"] == {"hidden_work": 2, "noisy_timing": 2}
+    timing = Timing(median_ms=1.9, mean_ms=1.9, std_ms=0.0, min_ms=1.9, n=9, rse=0.0, wall_median_ms=2.4)
+    reference = timing.model_copy(update={"wall_median_ms": 2.0})
+    timed = flagged.model_copy(update={"runtime": timing, "ref_runtime": reference})
+    [candidate] = Measurement("pipelined", "lean", 1, 60.0, [timed]).summary()["per_candidate"]
+    assert candidate == {"eval": 2.0, "wall_over_events_ms": 0.5, "ref_wall_over_events_ms": 0.1,
+                         "flags": ["hidden_work", "noisy_timing"]}
+
+
+def test_with_json_each_pass_is_a_line_as_it_ends(capsys):
+    """A run cut short (a time limit, Ctrl-C) keeps the passes it finished: each is printed when it ends, with the
+    run's facts and the ratios it completes."""
+    passes = Passes({"device": "d", "target": "cuda", "problem": "level1/relu", "build_workers": 16})
+    passes.add(Measurement("pipelined", "lean", 1, 60.0, [result(eval=2.0)] * 30))
+    first = json.loads(capsys.readouterr().out)
+    assert first["mode"] == "pipelined" and first["candidates"] == 30 and first["ratios"] == {}
+    assert first["device"] == "d" and first["problem"] == "level1/relu" and first["build_workers"] == 16
+    passes.add(Measurement("one-at-a-time", "lean", 1, 60.0, [result(eval=8.0)] * 3))
+    second = json.loads(capsys.readouterr().out)
+    assert second["mode"] == "one-at-a-time" and second["ratios"] == {"lean: pipelined / one-at-a-time": 10.0}
+    Passes(None).add(Measurement("pipelined", "lean", 1, 60.0, [result(eval=2.0)]))  # without --json: stderr only
+    assert capsys.readouterr().out == ""
