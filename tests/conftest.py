@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.eval.machine import MEASUREMENTS_ENV
+from harness.types import EvalResult
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # execnet gives its workers COLUMNS=80 and LINES=24, which a plain pytest run does not have: without them the
@@ -46,6 +47,12 @@ class ModelNew(nn.Module):
         ext.relu(x.data_ptr(), out.data_ptr(), x.numel())
         return out
 '''
+
+
+def eval_result(**stages) -> EvalResult:
+    """A correct result on a GPU with these stages, for arithmetic on results (bench figures, scheduling)."""
+    return EvalResult(problem_id="p", problem_sha256="a", candidate_path=None, candidate_sha256="b", target="cuda",
+                      device_name="d", torch_version="t", status="correct", stages=stages)
 
 
 def run_cli(*args: str, env: dict | None = None, timeout: float = 1800,

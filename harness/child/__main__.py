@@ -24,7 +24,9 @@ USAGE = __doc__
 
 def main(argv: list[str]) -> int:
     job, args = (argv[0], argv[1:]) if argv else ("", [])
-    os.nice(int(os.environ.get("HARNESS_NICENESS", "0")))  # process.NICENESS_ENV: builds beside evaluations
+    from harness.process import NICENESS_ENV  # every job imports it anyway
+
+    os.nice(int(os.environ.get(NICENESS_ENV, "0")))  # builds beside evaluations on a GPU
     if job == "build" and len(args) == 1:
         from harness.child.loader import main as run
         return run(argv)

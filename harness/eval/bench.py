@@ -18,6 +18,7 @@ import resource
 import secrets
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -267,12 +268,8 @@ class Measurement:
         return statistics.fmean(values) if values else None
 
     def summary(self) -> dict:
-        statuses: dict[str, int] = {}
-        flags: dict[str, int] = {}  # a correct candidate flagged (hidden_work, reference_slowed...) is not counted
-        for r in self.results:
-            statuses[r.status] = statuses.get(r.status, 0) + 1
-            for flag in r.flags:
-                flags[flag] = flags.get(flag, 0) + 1
+        statuses = dict(Counter(r.status for r in self.results))
+        flags = dict(Counter(f for r in self.results for f in r.flags))  # a flagged correct result is not counted
         return {"mode": self.mode, "shape": self.shape, "devices": self.devices, "candidates": len(self.results),
                 "wall_s": round(self.wall_s, 2), "per_min": round(self.per_min, 2), "statuses": statuses,
                 "flags": flags,

@@ -19,8 +19,6 @@ from pathlib import Path
 from harness.eval.build import build
 from harness.device import discover
 from harness.eval.candidate import load_candidate
-from harness.process import BUILD_NICENESS
-from harness.types import DeviceInfo
 print(build(load_candidate(sys.argv[1]), discover("cpu"), Path(sys.argv[2]), timeout_s=900).model_dump_json())
 """
 

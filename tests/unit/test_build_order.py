@@ -5,7 +5,8 @@ from harness.eval.build_cost import LEAN, NOTHING, TORCH_HEADERS, expected_build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.scheduler import MAX_SPARES, SPARES, Batch, spares_wanted
-from harness.types import EvalResult, Problem
+from harness.types import Problem
+from tests.conftest import eval_result
 
 IMPLICIT = '''from torch.utils.cpp_extension import load_inline
 CUDA = r"""
@@ -50,16 +51,10 @@ def test_on_the_cpu_target_longest_first():
     assert order == [heavy[0], cpp[0], cpp[1]]
 
 
-def evaluated(**stages) -> EvalResult:
-    return EvalResult(problem_id="p", problem_sha256="0" * 64, candidate_path="c.py", candidate_sha256="1" * 64,
-                      target="cuda", device_name="gpu", torch_version="t", dtype="float32", status="correct",
-                      build_protocol=3, harness_version="h", stages=stages)
-
-
 def test_children_start_as_many_evaluations_ahead_as_a_runner_start_outlasts():
     # H200 figures: runners ready 8-14 s after their start, evaluations of 3.3 s
-    assert spares_wanted(evaluated(eval=3.3, runner_ready_s=14.0), SPARES) == 6
-    assert spares_wanted(evaluated(eval=3.3, runner_ready_s=9.0), 6) == 4
-    assert spares_wanted(evaluated(eval=10.0, runner_ready_s=5.0), 5) == SPARES  # never fewer
-    assert spares_wanted(evaluated(eval=0.5, runner_ready_s=30.0), SPARES) == MAX_SPARES  # never more
-    assert spares_wanted(evaluated(), 5) == 5  # a result that does not say (a failed build) changes nothing
+    assert spares_wanted(eval_result(eval=3.3, runner_ready_s=14.0), SPARES) == 6
+    assert spares_wanted(eval_result(eval=3.3, runner_ready_s=9.0), 6) == 4
+    assert spares_wanted(eval_result(eval=10.0, runner_ready_s=5.0), 5) == SPARES  # never fewer
+    assert spares_wanted(eval_result(eval=0.5, runner_ready_s=30.0), SPARES) == MAX_SPARES  # never more
+    assert spares_wanted(eval_result(), 5) == 5  # a result that does not say (a failed build) changes nothing
