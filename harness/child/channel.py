@@ -13,9 +13,12 @@ of it in the judge.
 
 On the GPU an output of CUDA tensors crosses device to device instead (`use_device`, which the judge turns on where
 the driver can do it): the runner's outbox is device memory it exports (device_share.py), the message says so
-(`"box": ["device", size]`) and the descriptor is the driver's; the judge maps it, copies the tensors it expects out
-on the device and unmaps it. Through host memory, a 3.2 GB output took over a second each way at pageable speed (the
-mappings are not pinned: a failed cudaHostRegister would leave an error for the next kernel launch to raise).
+(`"box": ["device", size]`), and the driver's descriptor of it rides with the first message that uses it; the judge
+maps it then, keeps the mapping for the messages after it (until a new outbox comes), and copies the tensors it
+expects out of it on the device. Through host memory, a 3.2 GB output took over a second each way at pageable speed
+(the mappings are not pinned: a failed cudaHostRegister would leave an error for the next kernel launch to raise);
+exporting and mapping the outbox anew for every output added about 1.5 ms to each hand-over on an H200, which the
+judge read as work left until the output was read.
 
 The judge trusts nothing it receives: a packet over LIMIT, bad JSON, a descriptor that is not a sealed memfd, sizes
 that disagree, a tree deeper than DEPTH: each is a ChannelError, which the judge makes the candidate's failure. It
@@ -62,6 +65,7 @@ class Channel:
         self.outbox: Shared | None = None  # the runner's file for its outputs
         self.inbox: Shared | None = None   # the judge's mapping of it
         self.device_outbox: device_share.Export | None = None  # the runner's outbox on the GPU
+        self.device_inbox: _DeviceInbox | None = None  # the judge's mapping of it (the last one it was sent)
         self.use_device: int | None = None  # the runner: the device ordinal whose outputs cross device to device
         self.last_box = "host"  # the judge: where the last output it decoded crossed ("host" or "device")
 
@@ -72,12 +76,12 @@ class Channel:
             tensors: list[torch.Tensor] = []
             message = {**message, "value": _encode(value, tensors)}
             if tensors:
-                made, box = self._write_device(tensors, message["value"])
-                if made is None:
+                box, made = self._write_device(tensors, message["value"])
+                if box is None:
                     fds.append(self._write_tensors(tensors, message["value"]))
                 else:
                     message["box"] = box
-                    fds.append(made)
+                    fds += [made] if made is not None else []
         data = json.dumps(message).encode()
         try:
             if len(data) > LIMIT:
@@ -122,25 +126,32 @@ class Channel:
         _fill(self.outbox.bytes, tensors, tree, places)
         return self.outbox.fd
 
-    def _write_device(self, tensors: list[torch.Tensor], tree: dict) -> tuple[int | None, list]:
-        """The tensors' bytes into the device outbox and a new descriptor of it, where every tensor is on the GPU
-        that crosses device to device; (None, []) where they cross through the file (also when the driver refuses
-        the device outbox: the file always works)."""
+    def _write_device(self, tensors: list[torch.Tensor], tree: dict) -> tuple[list | None, int | None]:
+        """The tensors' bytes into the device outbox: the message's box, and a descriptor of the outbox where it is
+        new (made, or remade for an output that outgrew it); (None, None) where they cross through the file, every
+        tensor not being on the GPU that crosses device to device (also when the driver refuses the device outbox:
+        the file always works)."""
         if self.use_device is None or any(t.device != torch.device("cuda", self.use_device) for t in tensors):
-            return None, []
+            return None, None
         places, end = _places(tensors)
+        made = None
         try:
             if self.device_outbox is None or self.device_outbox.size < end:
-                if self.device_outbox is not None:
-                    self.device_outbox.close()
-                    self.device_outbox = None
+                self._drop_device_outbox()
                 self.device_outbox = device_share.Export.create(-(-max(end, 1) // GROW) * GROW, self.use_device)
+                made = self.device_outbox.descriptor()
             _fill(self.device_outbox.tensor(), tensors, tree, places)
             torch.cuda.synchronize(self.use_device)
-            return self.device_outbox.descriptor(), ["device", self.device_outbox.size]
+            return ["device", self.device_outbox.size], made
         except device_share.DeviceShareError:
-            self.use_device = None  # through the file from now on
-            return None, []
+            self._drop_device_outbox()  # through the file from now on
+            self.use_device = None
+            return None, None
+
+    def _drop_device_outbox(self) -> None:
+        if self.device_outbox is not None:
+            self.device_outbox.close()
+            self.device_outbox = None
 
     def decode(self, tree: object, fd: int | None, expected: object, device: torch.device,
                box: object = None) -> object:
@@ -149,22 +160,25 @@ class Channel:
         says it came through one (onto `device` when the runner's was on that device type); any other claimed tensor
         becomes an empty `meta` tensor of the claimed dtype and shape, which the comparison reports as wrong. Closes
         `fd`."""
-        if fd is None:
-            self.last_box = "host"
-            return _decode(tree, None, expected, device, 0)
         try:
-            if box is None:
-                self.last_box = "host"
-                self.inbox = Shared.receive(fd, self.inbox)
-                return _decode(tree, self.inbox, expected, device, 0)
-            self.last_box = "device"
-            mapped = _DeviceInbox.receive(fd, box, device)
-            try:
-                return _decode(tree, mapped, expected, device, 0)
-            finally:
-                mapped.close()
+            if box is not None:
+                self.last_box = "device"
+                if fd is not None and self.device_inbox is not None:  # a new outbox: the last one is done with
+                    self.device_inbox.close()
+                    self.device_inbox = None
+                self.device_inbox = _DeviceInbox.receive(fd, box, device, self.device_inbox)
+                try:
+                    return _decode(tree, self.device_inbox, expected, device, 0)
+                finally:
+                    self.device_inbox.copied()
+            self.last_box = "host"
+            if fd is None:
+                return _decode(tree, None, expected, device, 0)
+            self.inbox = Shared.receive(fd, self.inbox)
+            return _decode(tree, self.inbox, expected, device, 0)
         finally:
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
 
 
 class Shared:
@@ -202,7 +216,8 @@ class Shared:
 
 
 class _DeviceInbox:
-    """The judge's mapping of the runner's device outbox, for one message: read (copied out) at once, then closed."""
+    """The judge's mapping of the runner's device outbox, kept for the messages that name it; what is copied out of
+    it is copied before the runner may write into it again."""
 
     def __init__(self, mapping: device_share.Import):
         self.mapping = mapping
@@ -210,17 +225,27 @@ class _DeviceInbox:
         self.bytes = mapping.tensor()
 
     @classmethod
-    def receive(cls, fd: int, box: object, device: torch.device) -> _DeviceInbox:
+    def receive(cls, fd: int | None, box: object, device: torch.device, known: _DeviceInbox | None) -> _DeviceInbox:
+        """The mapping a message's box names: of the descriptor that came with it, or else `known`, the last one,
+        whose size the box must give."""
         if not (isinstance(box, list) and len(box) == 2 and box[0] == "device" and type(box[1]) is int
                 and 0 < box[1] <= 1 << 48 and device.type == "cuda"):
             raise ChannelError("a malformed outbox")
+        if fd is None:
+            if known is None or known.size != box[1]:
+                raise ChannelError("a device outbox the judge was not given")
+            return known
         try:
             return cls(device_share.Import.open(fd, box[1], device.index or 0))
         except device_share.DeviceShareError as exc:
             raise ChannelError(f"the outputs' device memory cannot be mapped: {exc}") from None
 
+    def copied(self) -> None:
+        """The copies out of it are done (the runner writes its next output into the same memory)."""
+        torch.cuda.synchronize(self.bytes.device)
+
     def close(self) -> None:
-        torch.cuda.synchronize(self.bytes.device)  # the copies out of it are done before it is unmapped
+        self.copied()
         del self.bytes
         self.mapping.close()
 

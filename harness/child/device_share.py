@@ -3,8 +3,8 @@ management, with POSIX file descriptor handles), so that the runner's outputs re
 
 Through host memory, a 3.2 GB output crossed at pageable speed twice (the runner's copy out of the GPU, the judge's
 copy back in): over a second for each checked output, six of them an evaluation. Here the runner copies its output
-into memory it exported (`Export`), sends the descriptor beside the message (channel.py), and the judge maps that
-memory (`Import`) and copies what it needs out of it at once, on the device.
+into memory it exported (`Export`), sends the descriptor beside the first message that uses it (channel.py), and the
+judge maps that memory (`Import`), once, and copies what it needs out of it at once, on the device.
 
 The judge trusts nothing about a descriptor it receives: it must be what the driver exports (a character device of
 the driver's), the mapping must fit the allocation (the driver refuses one that does not), and a refusal is the

@@ -49,11 +49,13 @@ def test_outputs_cross_device_to_device_from_a_sandboxed_runner(runner):
 
     judge = Channel(runner.detach())
     device = torch.device("cuda", 0)
-    for n in (1000, 3000, 1 << 26):
+    # The outbox's descriptor comes with the first output and with the one that outgrows it (256 MB); the judge keeps
+    # its mapping for the output between them.
+    for n, new_outbox in ((1000, True), (3000, False), (1 << 26, True)):
         g = torch.Generator(device="cuda").manual_seed(n)
         expected = (torch.randn(n, device="cuda", generator=g), [torch.arange(7, device="cuda"), 2.5])
         message, fd = judge.receive()
-        assert message["box"][0] == "device"
+        assert message["box"][0] == "device" and (fd is not None) == new_outbox
         got = judge.decode(message["value"], fd, expected, device, message.get("box"))
         assert judge.last_box == "device"
         assert got[0].device == device and torch.equal(got[0], expected[0]) and torch.equal(got[1][0], expected[1][0])
@@ -106,3 +108,28 @@ def test_a_mapping_larger_than_the_allocation_is_refused():
         judge.decode(message["value"], fd, torch.ones(4, device=device), device, ["device", size * 4])
     assert float((torch.ones(8, device=device) * 2).sum()) == 16.0
     assert device_share.supported(0)
+
+
+def test_an_outbox_the_judge_was_not_given_is_refused():
+    import torch
+
+    from harness.child.channel import Channel, ChannelError
+
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    judge, runner = Channel(a.detach()), Channel(b.detach())
+    runner.use_device = 0
+    device = torch.device("cuda", 0)
+    tree = {"t": ["float32", [4], "cuda", 0, 16]}
+    with pytest.raises(ChannelError, match="not given"):  # no descriptor yet
+        judge.decode(tree, None, torch.ones(4, device=device), device, ["device", 64 << 20])
+    runner.send({"event": "called"}, value=torch.ones(4, device=device))
+    message, fd = judge.receive()
+    assert torch.equal(judge.decode(message["value"], fd, torch.ones(4, device=device), device, message["box"]),
+                       torch.ones(4, device=device))
+    with pytest.raises(ChannelError, match="not given"):  # a size other than the mapping's
+        judge.decode(tree, None, torch.ones(4, device=device), device, ["device", message["box"][1] * 2])
+    runner.send({"event": "called"}, value=torch.full((4,), 3.0, device=device))
+    message, fd = judge.receive()
+    assert fd is None
+    assert torch.equal(judge.decode(message["value"], fd, torch.ones(4, device=device), device, message["box"]),
+                       torch.full((4,), 3.0, device=device))
