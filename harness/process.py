@@ -48,10 +48,11 @@ PCH_REQUESTS_ENV = "HARNESS_PCH_REQUESTS"
 PCH_COMMAND = "command.json"
 # The keys of the PCHs whose seal the parent checked before the build (eval/pch_maker.py): the only ones it may use
 PCH_TRUSTED_ENV = "HARNESS_PCH_TRUSTED"
-# The niceness a child takes first thing (child/__main__.py): builds run beside evaluations on a GPU, and yield the
-# cores to them (children that must start in time, a reference and a candidate being timed); compilers inherit it.
-NICENESS_ENV = "HARNESS_NICENESS"
-BUILD_NICENESS = 10
+# Set for the children that must yield the cores (child/__main__.py): builds beside evaluations on a GPU run only
+# where nothing else wants a core, so that a judge or runner that wakes mid-evaluation runs at once; compilers
+# inherit it. Niceness was not enough: a woken judge waited out a niced compiler's time slice, 1-2 ms in a device
+# handover of 0.6 ms (read as hidden_work; H200, lean 32 candidates: 8 correct ones flagged).
+YIELD_ENV = "HARNESS_YIELD_CORES"
 NO_GPU_HINT = (
     "note: the build step imports the candidate with no GPU visible; create CUDA tensors in "
     "__init__ or forward, not at module level"

@@ -24,19 +24,18 @@ from harness.eval.cache import LOCK, touch
 from harness.eval.confine import Confinement
 from harness.eval.pch_maker import make_requested_pchs, trusted_keys
 from harness.process import (
-    BUILD_NICENESS,
     CANDIDATE_FILE,
     CANDIDATE_STARTS,
     HARNESS_FAILED,
     LOG_FILE,
     MANIFEST_FILE,
-    NICENESS_ENV,
     NO_GPU_HINT,
     PCH_REQUESTS,
     PCH_REQUESTS_ENV,
     PCH_RETRY,
     PCH_TRUSTED_ENV,
     RESULT_FILE,
+    YIELD_ENV,
     child_env,
     read_log,
     run_child,
@@ -104,7 +103,7 @@ def build_env(device: DeviceInfo, directory: Path, max_jobs: int) -> dict[str, s
     extra = {**extension_env(device, directory), "MAX_JOBS": str(max_jobs),
              PCH_REQUESTS_ENV: str(directory / PCH_REQUESTS), PCH_TRUSTED_ENV: ",".join(trusted_keys())}
     if device.target == "cuda":  # builds run beside evaluations: no GPU for the builder, and the cores theirs first
-        extra.update({"CUDA_VISIBLE_DEVICES": "", NICENESS_ENV: str(BUILD_NICENESS)})
+        extra.update({"CUDA_VISIBLE_DEVICES": "", YIELD_ENV: "1"})
     return child_env(extra)
 
 

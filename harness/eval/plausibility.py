@@ -104,8 +104,8 @@ def hidden_work(candidate, reference) -> list[str]:
 
 # An honest handover's extra over the judge's copy: the round trip, and on the cpu two processes' copies that share
 # the cores with the other's idle threads (honest cpu relus: -3.4 to +2.6 ms); on the GPU, where outputs cross device
-# to device, the runner's copy and sync in a context of its own (17 honest results on an H200, outputs of 256 MB and
-# 3.2 GB: 0.58 to 0.73 ms, whatever the size).
+# to device, the runner's copy and sync in a context of its own (99 honest results on an H200, outputs of 256 MB and
+# 3.2 GB: 0.47 to 0.84 ms, whatever the size).
 DEFER_MIN_MS = {"cpu": 4.0, "cuda": 1.0}
 DEFER_SHARE = 0.25
 DEFER_COPY_SHARE = 0.5
