@@ -114,7 +114,8 @@ def kernelbench_pass(kernelbench: versus.Checkout, bench: Bench, jobs, shape: st
               f"{bench.settings.build_workers} workers, then evaluate one at a time, each in a fresh process) ...")
     found = versus.run(kernelbench, bench.problem.path, [job.candidate.source for job in jobs],
                        bench.settings.build_workers, bench.settings.eval_timeout_s, scratch, shape=shape,
-                       backend="triton" if shape == "triton" else "cuda", arch=bench.device.arch)
+                       backend="triton" if shape == "triton" else "cuda", arch=bench.device.arch,
+                       progress=lambda line: err.print(f"[dim]  KernelBench: {line}[/]"))
     err.print(f"  KernelBench: compile step {found.compile_s:.1f} s, evaluations {found.evaluate_s:.1f} s; it called "
               f"[bold]{found.correct} of {len(found.results)} correct[/] ({found.compiled} compiled)")
     return found

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,9 +118,11 @@ def probe(checkout: Checkout, timeout_s: float = 300) -> dict[str, list[str]]:
 
 
 def run(checkout: Checkout, problem_file, sources: list[str], build_workers: int, timeout_s: float, scratch, *,
-        shape: str = "", backend: str = "cuda", arch: str | None = None) -> KernelBenchRun:
+        shape: str = "", backend: str = "cuda", arch: str | None = None,
+        progress: Callable[[str], None] = lambda line: None) -> KernelBenchRun:
     """The pipeline on `sources` against the problem file (its original_model_src); `arch` sets TORCH_CUDA_ARCH_LIST
-    as its gpu_arch setting would. A candidate's failure is its own result."""
+    as its gpu_arch setting would. A candidate's failure is its own result. `progress` is told of the compile step
+    and of each evaluation as they end (a run cut short still says how far it got)."""
     scratch = Path(scratch)
     scratch.mkdir(parents=True, exist_ok=True)
     env = child_env({"TRITON_CACHE_DIR": str(scratch / "triton"), **({"TORCH_CUDA_ARCH_LIST": arch} if arch else {})})
@@ -130,6 +133,7 @@ def run(checkout: Checkout, problem_file, sources: list[str], build_workers: int
     _compile_all(checkout, env, scratch, [{"op": "compile", "source": s, "build_dir": d} for s, d in
                                           zip(sources, dirs)], results, build_workers, timeout_s)
     compiled = time.monotonic()
+    progress(f"compile step {compiled - start:.1f} s, {sum(r.built for r in results)} of {len(results)} built")
     for i, (source, result) in enumerate(zip(sources, results)):
         with contextlib.closing(_Child(checkout, env, scratch / f"eval-{i}.log", scratch)) as child:
             answer = child.ask({"op": "evaluate", "reference": reference, "source": source, "build_dir": dirs[i],
@@ -137,6 +141,8 @@ def run(checkout: Checkout, problem_file, sources: list[str], build_workers: int
         result.eval_s = child.seconds
         for key in ("judged", "compiled", "correct", "runtime", "ref_runtime", "error"):
             setattr(result, key, answer.get(key, getattr(result, key)))
+        progress(f"{i + 1} of {len(results)} evaluated ({result.status}, {result.eval_s:.1f} s), "
+                 f"{time.monotonic() - start:.1f} s in")
     end = time.monotonic()
     return KernelBenchRun(shape, end - start, compiled - start, end - compiled, results,
                           sum(r.correct for r in results), sum(r.compiled for r in results))

@@ -114,8 +114,12 @@ def test_both_layouts_are_found_and_every_candidate_gets_its_result(tmp_path, la
     problem.write_text("class Model: pass  # the reference\n")
     scratch = tmp_path / "scratch"
     batch = sources("a", "b", "c", "d")
-    run = versus.run(found, problem, batch, 2, 60, scratch, shape="lean")
+    told = []
+    run = versus.run(found, problem, batch, 2, 60, scratch, shape="lean", progress=told.append)
     assert [r.status for r in run.results] == ["correct"] * 4 and run.correct == run.compiled == 4
+    assert told[0].startswith("compile step ") and told[0].endswith(", 4 of 4 built") and len(told) == 5
+    assert [line.split(" (")[0] for line in told[1:]] == [f"{i} of 4 evaluated" for i in range(1, 5)]
+    assert all("(correct, " in line for line in told[1:])
     assert all(r.built and r.runtime == 1.5 and r.ref_runtime == 3.0 for r in run.results)
     summary = run.summary()
     assert summary["mode"] == "kernelbench" and summary["candidates"] == 4 and summary["statuses"] == {"correct": 4}
