@@ -97,6 +97,7 @@ class Evaluation:
         self.stages: dict[str, float] = {}  # seconds spent setting up, checking, timing (filled in as they end)
         self.fields = dict(device_name=device_name, torch_version=torch.__version__, stages=self.stages)
         self.trials_run = self.rechecked = 0
+        self.poisoned_s = 0.0  # trial 0's two calls on poisoned memory, the runner's poisoning included (part of check)
         self.worst_abs = self.worst_rel = 0.0
         self.reference_stats: tuple = ()  # the reference's outputs on trial 0, and how they move with the seed
         self.seed_samples: list[torch.Tensor] = []
@@ -149,10 +150,12 @@ class Evaluation:
             # Poison (~0.2 s on an 80 GB GPU) only before trial 0's two runs: later trials' inputs are fresh, and
             # nothing has computed on them in the runner before the candidate runs, so its freed memory cannot hold
             # their answers; an output left partly unwritten already fails trial 0 on poisoned memory.
+            started = _clock()
             out = self.remote.call(self.seed(label), trial == 0, what, expected)
             if trial == 0:  # the same input twice: uninitialised memory or races show as disagreement
                 again_what = "trial 0, second run on the same input"
                 again = self.remote.call(self.seed(label), True, again_what, expected)
+                self.poisoned_s = _clock() - started
                 result = compare(again, out, self.atol, self.rtol)
                 if not result.ok:
                     raise EvalFailure("incorrect", "two runs on the same input disagree (uninitialised memory "
@@ -198,6 +201,7 @@ class Evaluation:
         self.unreported_ms = quartiles(self.remote.gaps_ms)[0] - low - (high - low) - round_trip
         self.stage_ends("time")
         self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
+        self.stages["check_poisoned"] = self.poisoned_s
         self.stages["round_trip_ms"] = self.round_trip_ms
         self.stages["runner_wait_ms"] = self.runner_wait_ms
         # How the two processes' own starts went (seconds from each one's start to its device being ready, and the

@@ -177,9 +177,10 @@ def show(passes: list[Measurement | versus.KernelBenchRun], ratios: dict[str, fl
         out.print(f"{name}: [bold]{ratio:.2f}x[/]")
     out.print("[dim]busy: share of the wall time each device spent checking and timing; overhead: per candidate, "
               "its evaluation beyond checking and timing (child start, imports, model construction); compile, "
-              "autotune: Triton's, in the evaluation (build time, in no other column); first eval: when the device "
-              "got its first candidate (the first wave of builds); idle: seconds it had none; cpu: CPU seconds of "
-              "the pass's child processes (builds, evaluations) per candidate[/]")
+              "autotune: Triton's, in the evaluation (build time, in no other column); check_poisoned: the part of "
+              "check that trial 0's two runs on poisoned memory took; first eval: when the device got its first "
+              "candidate (the first wave of builds); idle: seconds it had none; cpu: CPU seconds of the pass's child "
+              "processes (builds, evaluations) per candidate[/]")
 
 
 def add_parser(sub) -> None:

@@ -35,14 +35,15 @@ from harness.store import Store
 from harness.types import DeviceInfo, EvalResult
 
 # Mean seconds per candidate, as summaries give them: build, queue, the evaluation and its parts (compile and
-# autotune: Triton's, in the evaluation child).
-STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "coverage", "time")
+# autotune: Triton's, in the evaluation child; check_poisoned: the part of check that trial 0's two calls on poisoned
+# memory took, the poisoning included).
+STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "check_poisoned", "coverage", "time")
 DEVICE_STAGES = ("check", "coverage", "time")  # the work a device exists for
 # Each candidate's figures in --json, for finding where one pass's time went (the child's age: how long its processes
 # had to start before it was handed the candidate; the runner's wait: how much of that start-up was still to come;
 # each process's own start: from its start to its device ready, and the attempts its CUDA context took), and what
 # its flags were decided from (the judge's figures: README, The judge).
-PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "time", "child_age_s", "runner_wait_ms",
+PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "check_poisoned", "time", "child_age_s", "runner_wait_ms",
                  "runner_ready_s", "runner_device_attempts", "judge_ready_s", "judge_device_attempts", "slowed_eval",
                  "unreported_ms", "round_trip_ms", "deferred_ms", "copy_ms")
 SHAPES = {"cuda": ("lean", "torch", "triton"), "cpu": ("cpp", "triton")}

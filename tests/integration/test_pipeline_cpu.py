@@ -40,6 +40,7 @@ def test_each_source_is_built_once_and_builds_finish_before_cpu_evaluations(sett
         assert {"build", "queue", "eval", "setup", "check"} <= set(r.stages), r.stages
         assert r.stages["eval"] >= r.stages["setup"] + r.stages["check"] > 0
     assert "time" in results[0].stages and "time" not in results[1].stages  # an incorrect one is never timed
+    assert 0 < results[0].stages["check_poisoned"] < results[0].stages["check"]  # trial 0's two runs, of five
     assert results[0].build.build_sha256 == results[2].build.build_sha256
 
 
