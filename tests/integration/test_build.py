@@ -9,6 +9,7 @@ from pathlib import Path
 from harness.device import discover
 from harness.eval.build import build
 from harness.eval.candidate import load_candidate
+from harness.eval.confine import Confinement
 from harness.types import DeviceInfo
 from tests.conftest import LEAN_RELU, REPO, SOLUTIONS
 
@@ -81,3 +82,33 @@ def test_builds_beside_gpu_evaluations_yield_the_cores(tmp_path):
         result = build(candidate, device, tmp_path / device.target, timeout_s=600)
         assert result.status == "ok", result.log
         assert f"idle policy at import: {idle}" in result.log
+
+
+ESCAPE_PROBE = """import os
+import torch
+for what, attempt in (("a higher priority", lambda: os.setpriority(os.PRIO_PROCESS, 0, -5)),
+                      ("the normal policy", lambda: os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0)))):
+    try:
+        attempt()
+        print("took", what)
+    except OSError:
+        print("refused", what)
+print("idle policy after:", os.sched_getscheduler(0) == os.SCHED_IDLE)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+def test_a_sandboxed_build_cannot_take_the_cores_back(tmp_path):
+    """The idle policy is the build's to keep: in the sandbox (no capabilities) a candidate's code run at build time
+    can neither leave it nor raise its priority, so it cannot crowd the evaluations beside it."""
+    (tmp_path / "probe.py").write_text(ESCAPE_PROBE)
+    gpu = DeviceInfo(target="cuda", name="a GPU this machine need not have", index=0)
+    result = build(load_candidate(str(tmp_path / "probe.py")), gpu, tmp_path, timeout_s=600,
+                   confinement=Confinement(hidden=()))
+    assert result.status == "ok", result.log
+    for line in ("refused a higher priority", "refused the normal policy", "idle policy after: True"):
+        assert line in result.log, result.log
