@@ -48,10 +48,9 @@ PCH_REQUESTS_ENV = "HARNESS_PCH_REQUESTS"
 PCH_COMMAND = "command.json"
 # The keys of the PCHs whose seal the parent checked before the build (eval/pch_maker.py): the only ones it may use
 PCH_TRUSTED_ENV = "HARNESS_PCH_TRUSTED"
-# Set for the children that must yield the cores (child/__main__.py): builds beside evaluations on a GPU run only
-# where nothing else wants a core, so that a judge or runner that wakes mid-evaluation runs at once; compilers
-# inherit it. Niceness was not enough: a woken judge waited out a niced compiler's time slice, 1-2 ms in a device
-# handover of 0.6 ms (read as hidden_work; H200, lean 32 candidates: 8 correct ones flagged).
+# Set for the children that must yield the cores (child/__main__.py: SCHED_IDLE, which compilers inherit): builds
+# beside evaluations on a GPU, so that a judge or runner woken mid-evaluation runs at once (at a niceness it waited
+# out a compiler's time slice, read as hidden_work).
 YIELD_ENV = "HARNESS_YIELD_CORES"
 NO_GPU_HINT = (
     "note: the build step imports the candidate with no GPU visible; create CUDA tensors in "
