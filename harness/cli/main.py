@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import importlib.util
 import platform
+import signal
 import sys
+import threading
 
 from pydantic import ValidationError
 from rich.markup import escape
@@ -33,6 +36,10 @@ from harness.llm.prompts import PromptError
 from harness.llm.providers import ProviderConfigError, ProviderError
 from harness.problems.index import ProblemError
 from harness.store import StoreError
+
+# Signals that stop the harness the way Ctrl-C does when sent to it alone (`timeout`, a job scheduler, `kill`, a closed
+# terminal): its children run in sessions of their own, which no signal to it reaches, so it must stop them itself.
+STOPPING = (signal.SIGTERM, signal.SIGHUP)
 
 # Bad input, named and explained: exit status 2, nothing half-written.
 USAGE_ERRORS = (UsageError, SettingsError, RunError, ProblemError, CandidateError, DeviceError, StoreError,
@@ -94,11 +101,41 @@ def versions() -> str:
     ])
 
 
+class Terminated(KeyboardInterrupt):
+    """One of STOPPING arrived: handled as Ctrl-C is (every child killed, what was finished kept)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def stopped_by_signals():
+    """While the command runs, STOPPING raises Terminated in the main thread (once: a repeat during the cleanup is
+    ignored); the previous handlers come back after it."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+
+    def stop(signum: int, _frame) -> None:
+        for sig in STOPPING:
+            signal.signal(sig, signal.SIG_IGN)
+        raise Terminated(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOPPING}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     resumable = args.command in ("run", "generate")
     try:
-        return args.func(args)
+        with stopped_by_signals():
+            return args.func(args)
     except USAGE_ERRORS as exc:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
@@ -114,9 +151,11 @@ def main(argv: list[str] | None = None) -> int:
         first = exc.errors()[0]
         err.print(f"[red]error:[/] bad setting {'.'.join(map(str, first['loc']))}: {escape(first['msg'])}")
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
         err.print(
-            "[red]interrupted[/]: results finished so far are in the store"
+            ("[red]interrupted[/]" if signum == signal.SIGINT else f"[red]stopped by {signal.Signals(signum).name}[/]")
+            + ": results finished so far are in the store"
             + ("; continue with --resume" if resumable else "")
         )
-        return 130
+        return 128 + signum

@@ -1,12 +1,18 @@
 """`harness eval` on the cpu target with real C++ builds, real child processes and a real SQLite file."""
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 
 import pytest
 
+from harness.process import CANDIDATE_STARTS
 from harness.store_schema import SCHEMA_VERSION
 from harness.types import PROTOCOL_VERSION
-from tests.conftest import FIXTURES, LEAN_RELU, SOLUTIONS, json_lines, run_cli
+from tests.conftest import FIXTURES, LEAN_RELU, REPO, SOLUTIONS, json_lines, run_cli
 
 PROBLEM = FIXTURES / "problems" / "relu.py"
 CANDIDATES = {
@@ -175,6 +181,35 @@ def test_report_of_the_eval_run(first_run, results_dir):
     contended = sum("contended" in f["flags"] for f in board["flagged"])
     assert summary["fast_p"]["0"] == (0.0 if contended == 2 else 1.0), board["flagged"]
     assert row["statuses"]["correct"] == 2 and (row["best_speedup"] is not None or contended == 2)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_signal_to_the_harness_alone_stops_the_candidate_with_it(first_run, results_dir, tmp_path, signum):
+    """SIGTERM or SIGHUP to the harness process only (`timeout`, a job scheduler, `kill`, a closed terminal) stops it
+    as Ctrl-C does: the candidate's processes, in sessions of their own that the signal does not reach, are killed
+    with it. Before, the harness died at once and this endless loop spun on with nothing left to time it out."""
+    cache = tmp_path / "r" / "cache"
+    cache.mkdir(parents=True)
+    (cache / "builds").symlink_to(results_dir / "cache" / "builds")  # first_run built it
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "eval", "--target", "cpu", "--problem", str(PROBLEM),
+                             "--results-dir", str(tmp_path / "r"), str(CANDIDATES["infinite_loop"])],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        deadline = time.monotonic() + 300
+        while not any(CANDIDATE_STARTS in log.read_text(errors="replace") for log in
+                      cache.glob("eval-*/runner/eval.log")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(1)  # into its loop
+        proc.send_signal(signum)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signum and f"stopped by {signal.Signals(signum).name}" in stderr, stderr
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout
+    assert not left, f"still running after the harness ended: {left}"
 
 
 def test_default_relative_results_dir_works_from_any_directory(tmp_path):
