@@ -15,7 +15,7 @@ from harness.cli.console import UsageError, emit_json, err, fmt, out, positive
 from harness.config import load_settings
 from harness.device import devices_like, discover
 from harness.eval import versus
-from harness.eval.bench import DEFAULT_SHAPES, SHAPES, STAGES, Bench, Measurement
+from harness.eval.bench import CONFIRMING_MEASUREMENTS, DEFAULT_SHAPES, SHAPES, STAGES, Bench, Measurement
 from harness.types import TARGETS
 
 
@@ -46,6 +46,10 @@ def cmd_bench(args) -> int:
                   f"{settings.build_workers} build workers; results in {results_dir}[/]")
         err.print(f"[dim]prepared the clean baseline, the peaks and a warm-up build per shape in "
                   f"{bench.prepare(shapes):.1f} s[/]")
+        if not bench.baseline_stands:
+            err.print(f"[yellow]the clean baseline did not settle in {CONFIRMING_MEASUREMENTS} measurements (other "
+                      "work on this machine?): the first pass measures it again before its first build, which its "
+                      "first evaluation time includes[/]")
         for shape in shapes:
             err.print(f"[bold]{shape}[/]: {args.candidates} distinct candidates, pipelined ...")
             jobs = bench.jobs(shape, args.candidates, "pipelined")

@@ -296,6 +296,7 @@ class Bench:
         self.problem = resolve(problem or PROBLEMS[device.target], problems_dir)
         self.salt = secrets.token_hex(4)
         self.store = Store(settings.db)
+        self.baseline_stands = False  # prepare() confirmed the clean baseline: no pass measures it again
 
     def prepare(self, shapes: list[str]) -> float:
         """Outside every clock, what a machine does once: measure the device's peaks and the problem's clean
@@ -306,7 +307,8 @@ class Bench:
             # confirmed here, or the first pass measures it again before it starts a build (13-15 s on an H200)
             eager = measure_baselines([self.problem], self.device, self.settings, self.store).get(
                 self.problem.sha256, {}).get("eager")
-            if eager is None or trusted("eager", eager):  # None: the reference cannot run (its evaluations say why)
+            self.baseline_stands = eager is None or trusted("eager", eager)  # None: the reference cannot run
+            if self.baseline_stands:
                 break
         for shape in shapes:
             for job in self.jobs(shape, 1, "warm-up"):
