@@ -45,17 +45,17 @@ def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 16  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses; 4:
+PROTOCOL_VERSION = 17  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses; 4:
 # harness_error, contention checks, the cpu speed of light as a true upper bound; 5: every evaluation checks that the
 # reference output is informative, and one value everywhere where the reference varies is incorrect; 6: one more call,
 # profiled, for the candidate's coverage; 7: coverage decides (no_kernel_ran, low_coverage), and the seed check samples
 # scattered positions; 8: on the GPU the stream is held before each timed call, so the host's launch gap is not timed;
 # 9: coverage counts kernels launched by neither PyTorch's operators nor the candidate (torch.compile's) as not the
-# candidate's; 10: the candidate runs in a process of its own (the runner), checked, timed against and reported on by a
-# judge process no candidate code runs in; 11: cpu coverage: median of 5 calls; 12: an output slower to hand over than a
-# copy of it is hidden_work; 13: the reference timed with the candidate stopped, timing_disputed less a round trip;
-# 14: on the GPU, outputs cross to the judge device to device, and a hand-over is set against a copy on the device;
-# 15: the device outbox is exported once; 16: builds beside GPU evaluations yield the cores (both read as hidden_work)
+# candidate's; 10: the candidate runs in a process of its own (the runner), judged by one no candidate code runs in; 11:
+# cpu coverage: median of 5 calls; 12: an output slower to hand over than a copy of it is hidden_work; 13: the reference
+# timed with the candidate stopped, timing_disputed less a round trip; 14: on the GPU, outputs cross to the judge device
+# to device, and a hand-over is set against a copy on the device; 15: the device outbox is exported once; 16: builds
+# beside GPU evaluations yield the cores; 17: trial 0's second run poisons only the runner's free cached blocks
 
 
 class Frozen(BaseModel):

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import statistics
 import time
@@ -26,6 +27,7 @@ from harness.child.common import EvalFailure
 POISON_BYTE = 0xFF  # all-ones bits: NaN in fp32, fp16 and bf16
 POISON_CHUNK = 4 << 30
 POISON_MARGIN = 64 << 20
+SMALL_REQUEST = 1 << 20  # torch's allocator serves requests up to 1 MiB from its small pool
 
 
 class Tampered(EvalFailure):
@@ -118,15 +120,78 @@ class Guard:
 _MISSING = object()
 
 
-def poison_free_memory(device: torch.device) -> None:
-    """Fill every free byte the CUDA allocator could hand out next with NaN (cuda only).
+class Poison:
+    """Fills with NaN the memory a candidate's next allocations can be handed (cuda only; a no-op on the cpu).
 
-    Cached blocks go back to the driver first, then as much device memory as can be had is claimed,
-    filled and released: whatever the candidate allocates next holds poison, not old results.
+    The first time, everything: the allocator's cache goes back to the driver, then as much device memory as can
+    be had is claimed, filled and released, so the next allocations hold poison, not old results or fresh zeros.
+    After that, only the blocks free in torch's cache are filled (no driver call; a full filling is ~0.2 s):
+    every byte the process has held since is either still in that cache or was given back to the driver, and a
+    segment given back (empty_cache, an out-of-memory retry) sends it through the whole filling again. Memory the
+    candidate's own code takes from the driver and gives back (cudaMalloc, cudaFree) is not refilled: those bytes
+    were poison for its first poisoned run, which had to be right on them.
     """
-    if device.type != "cuda":
-        return
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.released: int | None = None  # segments given back to the driver when it last filled everything
+
+    def __call__(self) -> str:
+        """Poison; which filling it took ("all" or "cached"), or "none" off the GPU."""
+        if self.device.type != "cuda":
+            return "none"
+        torch.cuda.synchronize(self.device)
+        if self.released is not None and self.released == _segments_released(self.device):
+            if _fill_cached_blocks(self.device):
+                return "cached"
+        _fill_free_memory(self.device)
+        self.released = _segments_released(self.device)
+        return "all"
+
+
+def _segments_released(device: torch.device) -> int | None:
+    return torch.cuda.memory_stats(device).get("num_device_free")  # None (never equal): always fill everything
+
+
+def _fill_cached_blocks(device: torch.device) -> bool:
+    """Fill every block free in torch's cache, claimed through the allocator itself: claims of the free blocks'
+    sizes, largest first, are each handed such a block (best fit). False, the claims given back, where the snapshot
+    cannot be read or a claim did not land on a free block (another stream's, a block merged meanwhile)."""
+    stream = torch.cuda.current_stream(device).cuda_stream
+    try:
+        # Only the default pool: a CUDA graph's private pool serves its own replays, which the full filling never
+        # touched either.
+        free = [(block["address"], block["size"], segment["segment_type"], segment["stream"])
+                for segment in torch.cuda.memory_snapshot() if segment["device"] == device.index
+                and tuple(segment.get("segment_pool_id", (0, 0))) == (0, 0)
+                for block in segment["blocks"] if block["state"] != "active_allocated"]
+    except (KeyError, TypeError):  # a torch whose snapshot reads otherwise
+        return False
+    if any(where != stream for *_, where in free):
+        return False
+    pieces = []
+    for _, size, pool, _ in free:  # a small segment's free block may exceed what the small pool is asked for
+        step = SMALL_REQUEST if pool == "small" else size
+        pieces += [min(step, size - at) for at in range(0, size, step)]
+    released = _segments_released(device)
+    try:
+        claims = [torch.empty(n, dtype=torch.uint8, device=device) for n in sorted(pieces, reverse=True)]
+    except torch.OutOfMemoryError:
+        return False
+    starts = sorted(free)
+
+    def within_free(claim: torch.Tensor) -> bool:  # claims never overlap: all within and as many bytes is all
+        at = bisect.bisect_right(starts, (claim.data_ptr(), math.inf)) - 1
+        return at >= 0 and claim.data_ptr() + claim.numel() <= starts[at][0] + starts[at][1]
+    if not all(map(within_free, claims)) or _segments_released(device) != released:
+        return False
+    for claim in claims:
+        claim.fill_(POISON_BYTE)
     torch.cuda.synchronize(device)
+    return True
+
+
+def _fill_free_memory(device: torch.device) -> None:
     torch.cuda.empty_cache()
     chunks = []
     try:

@@ -147,7 +147,7 @@ class Evaluation:
             self.trials_run = trial + 1
             label, what = f"trial{trial}", f"trial {trial}"
             expected = self.expected(self.inputs(label), observe=self.observe_reference if trial < 2 else None)
-            # Poison (~0.2 s on an 80 GB GPU) only before trial 0's two runs: later trials' inputs are fresh, and
+            # Poison only before trial 0's two runs (defenses.Poison): later trials' inputs are fresh, and
             # nothing has computed on them in the runner before the candidate runs, so its freed memory cannot hold
             # their answers; an output left partly unwritten already fails trial 0 on poisoned memory.
             started = _clock()

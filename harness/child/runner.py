@@ -45,7 +45,7 @@ from harness.child.common import (
     start_figures,
     target_device,
 )
-from harness.child.defenses import Guard, identical, output_problem, poison_free_memory, snapshot
+from harness.child.defenses import Guard, Poison, identical, output_problem, snapshot
 from harness.child.loader import import_candidate, install_extension_loader, loaded_modules
 from harness.child.triton_jit import JitClock, uses_triton
 from harness.process import CANDIDATE_FILE
@@ -66,6 +66,7 @@ class Runner:
             init_inputs = self.problem.get_init_inputs()
             self.device, _, self.timer, self.sync = target_device(torch, spec["target"])
             self.dtype = getattr(torch, spec["dtype"])
+            self.poison = Poison(self.device)
         build_dir = Path(spec["build_dir"])
         if uses_triton((build_dir / CANDIDATE_FILE).read_text()):
             self.jit = JitClock(interpreted=spec["target"] == "cpu")
@@ -90,7 +91,7 @@ class Runner:
         inputs = self.inputs(seed)
         mine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         if poison:
-            poison_free_memory(self.device)
+            self.poison()
         with failing_as(f"ModelNew.forward failed ({what})"):
             out = self.candidate(*mine)
             self.sync()
