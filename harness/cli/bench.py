@@ -109,7 +109,9 @@ def probe(kernelbench: versus.Checkout) -> None:
         versus.probe(kernelbench)
     except versus.KernelBenchError as exc:
         raise UsageError(f"--kernelbench: {exc}") from None
-    err.print(f"[dim]KernelBench: {kernelbench.module} from {kernelbench.root}[/]")
+    known = kernelbench.identity()
+    err.print(f"[dim]KernelBench: {kernelbench.module} from {kernelbench.root} (commit {known['commit'] or 'unknown'}, "
+              f"its package's modules sha256 {known['package_sha256']})[/]")
 
 
 def kernelbench_pass(kernelbench: versus.Checkout, bench: Bench, jobs, shape: str, scratch) -> versus.KernelBenchRun:

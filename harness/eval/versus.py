@@ -8,6 +8,7 @@ work, in child processes (versus_child.py; the parent never imports torch)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import select
@@ -40,6 +41,28 @@ class Checkout:
     directory: Path
     root: Path  # put first on sys.path to import `module`
     module: str
+    package: Path  # the eval module's directory: its modules (eval, timing, utils) are the pipeline that runs
+
+    def identity(self) -> dict:
+        """Which KernelBench a ratio was measured against: its package's modules by hash, and where the checkout is
+        a git repository of its own, the commit (a folder inside another repository has none)."""
+        digest = hashlib.sha256()
+        for module in sorted(self.package.glob("*.py")):
+            digest.update(module.name.encode() + b"\0" + module.read_bytes() + b"\0")
+        return {"directory": str(self.directory), "module": self.module, "package_sha256": digest.hexdigest()[:16],
+                "commit": _commit(self.directory)}
+
+
+def _commit(directory: Path) -> str | None:
+    try:
+        found = subprocess.run(["git", "-C", str(directory), "rev-parse", "--show-toplevel", "HEAD"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = found.stdout.split()
+    if found.returncode or len(lines) != 2 or Path(lines[0]).resolve() != directory:
+        return None
+    return lines[1]
 
 
 @dataclass
@@ -74,6 +97,7 @@ class KernelBenchRun:
     results: list[Candidate] = field(default_factory=list)
     correct: int = 0  # KernelBench's verdicts: correct, and compiled
     compiled: int = 0
+    kernelbench: dict | None = None  # Checkout.identity(): what ran
     mode: str = "kernelbench"
     devices: int = 1
     busy: float | None = None  # unknown: its evaluations do not report their parts
@@ -91,7 +115,8 @@ class KernelBenchRun:
                 "wall_s": round(self.wall_s, 2), "per_min": round(self.per_min, 2), "statuses": statuses,
                 "correct": self.correct, "compiled": self.compiled, "built": sum(r.built for r in self.results),
                 "phases_s": {"compile": round(self.compile_s, 2), "evaluate": round(self.evaluate_s, 2)},
-                "stages_s": {"build": mean["compile"], "eval": mean["eval"]}, "device_busy": None, "overhead_s": None}
+                "stages_s": {"build": mean["compile"], "eval": mean["eval"]}, "device_busy": None, "overhead_s": None,
+                "kernelbench": self.kernelbench}
 
 
 def locate(directory) -> Checkout:
@@ -99,7 +124,7 @@ def locate(directory) -> Checkout:
     directory = Path(directory).expanduser().resolve()
     for path, root, module in LAYOUTS:
         if (directory / path).is_file():
-            return Checkout(directory, (directory / root).resolve(), module)
+            return Checkout(directory, (directory / root).resolve(), module, (directory / path).parent)
     looked = " or ".join(path for path, _, _ in LAYOUTS)
     raise KernelBenchError(f"{directory} is not a KernelBench checkout: no eval module ({looked}) under it")
 
@@ -145,7 +170,7 @@ def run(checkout: Checkout, problem_file, sources: list[str], build_workers: int
                  f"{time.monotonic() - start:.1f} s in")
     end = time.monotonic()
     return KernelBenchRun(shape, end - start, compiled - start, end - compiled, results,
-                          sum(r.correct for r in results), sum(r.compiled for r in results))
+                          sum(r.correct for r in results), sum(r.compiled for r in results), checkout.identity())
 
 
 def _compile_all(checkout, env, scratch: Path, requests: list[dict], results: list[Candidate], workers: int,

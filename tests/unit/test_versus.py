@@ -1,6 +1,7 @@
 """KernelBench's pipeline (harness/eval/versus.py) run by real child processes on fake KernelBench checkouts: the
 fakes have its module layouts and function signatures, compile nothing and record what they were called with."""
 import json
+import subprocess
 
 import pytest
 
@@ -123,6 +124,7 @@ def test_both_layouts_are_found_and_every_candidate_gets_its_result(tmp_path, la
     assert all(r.built and r.runtime == 1.5 and r.ref_runtime == 3.0 for r in run.results)
     summary = run.summary()
     assert summary["mode"] == "kernelbench" and summary["candidates"] == 4 and summary["statuses"] == {"correct": 4}
+    assert summary["kernelbench"] == found.identity()
     assert run.wall_s >= run.compile_s > 0 and run.per_min > 0
 
     records = calls(scratch)
@@ -139,6 +141,26 @@ def test_both_layouts_are_found_and_every_candidate_gets_its_result(tmp_path, la
     assert (keywords["num_correct_trials"], keywords["num_perf_trials"]) == ("5", "100")
     assert keywords["measure_performance"] == "True" and keywords["verbose"] == "False"
     assert keywords.get("backend", "cuda") == "cuda"  # the old signature has none, and gets none
+
+
+def test_the_kernelbench_that_ran_is_named_by_its_modules_and_its_commit(tmp_path):
+    root = checkout(tmp_path)
+    alone = versus.locate(root).identity()
+    assert alone["commit"] is None and alone["module"] == "kernelbench.eval"
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), "-c", "user.name=kb", "-c", "user.email=kb@example.com", *args],
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "a KernelBench")
+    named = versus.locate(root).identity()
+    assert named["commit"] == git("rev-parse", "HEAD") and named["package_sha256"] == alone["package_sha256"]
+    (root / "src" / "kernelbench" / "timing.py").write_text("# its timing module, changed\n")
+    assert versus.locate(root).identity()["package_sha256"] != alone["package_sha256"]
+    inside = versus.locate(checkout(root / "vendored"))  # a folder of another repository: not its commit
+    assert inside.identity()["commit"] is None
 
 
 def test_a_failing_candidate_is_its_own_result(tmp_path):
