@@ -164,15 +164,20 @@ def ready_device(torch, target: str) -> int:
     return 1
 
 
-def start_figures(device_attempts: int) -> dict:
-    """How this process's start went, for the judge's report: seconds from its start (its interpreter's, imports
-    included; from /proc) to now, and the attempts its CUDA context took."""
+def process_age() -> float:
+    """Seconds since this process started (its interpreter's start, from /proc: imports included)."""
     import os
 
     with open("/proc/self/stat") as stat, open("/proc/uptime") as uptime:
         start_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
-        ready_s = float(uptime.read().split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK")
-    return {"ready_s": round(ready_s, 3), "device_attempts": device_attempts}
+        return float(uptime.read().split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK")
+
+
+def start_figures(device_attempts: int, imports_s: float, device_s: float) -> dict:
+    """How this process's start went, for the judge's report: seconds from its start to now (ready_s), of which its
+    imports and its device (the CUDA context) took imports_s and device_s, and the attempts the context took."""
+    return {"ready_s": round(process_age(), 3), "imports_s": round(imports_s, 3), "device_s": round(device_s, 3),
+            "device_attempts": device_attempts}
 
 
 def timed_side(problem, device, dtype, seed: int, name: str, fn):

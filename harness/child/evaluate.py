@@ -43,6 +43,7 @@ from harness.child.common import (
     describe,
     failing_as,
     import_problem,
+    process_age,
     ready_device,
     seeded_inputs,
     start_figures,
@@ -204,8 +205,9 @@ class Evaluation:
         self.stages["check_poisoned"] = self.poisoned_s
         self.stages["round_trip_ms"] = self.round_trip_ms
         self.stages["runner_wait_ms"] = self.runner_wait_ms
-        # How the two processes' own starts went (seconds from each one's start to its device being ready, and the
-        # attempts its CUDA context took): what an evaluation handed to children not yet started waits for.
+        # How the two processes' own starts went (seconds from each one's start to its device being ready, its imports
+        # and its CUDA context apart, and the attempts the context took): what an evaluation handed to children not
+        # yet started waits for.
         self.stages.update({f"runner_{key}": value for key, value in self.remote.runner_start.items()})
         self.stages.update({f"judge_{key}": value for key, value in self.judge_start.items()})
         if self.freezer.stopped_calls:  # reference calls timed with the runner stopped, and with a thread of it not
@@ -352,7 +354,9 @@ def quartiles(values: list[float]) -> tuple[float, float]:
 def main(argv: list[str]) -> int:
     """`serve TARGET FD STOP`: ready the device, then evaluate the one spec that comes through stdin, with the runner
     on descriptor FD and its sandbox's init on STOP ("-": none)."""
-    judge_start = start_figures(ready_device(torch, argv[1]))
+    imported = process_age()
+    attempts = ready_device(torch, argv[1])
+    judge_start = start_figures(attempts, imported, process_age() - imported)
     remote = Remote(int(argv[2]), torch.device("cpu"))
     freezer = Freezer(None if argv[3] == "-" else int(argv[3]))
     line = sys.stdin.readline().strip()  # the spec comes through the pipe: its seed is in no file

@@ -41,11 +41,13 @@ STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "ch
 DEVICE_STAGES = ("check", "coverage", "time")  # the work a device exists for
 # Each candidate's figures in --json, for finding where one pass's time went (the child's age: how long its processes
 # had to start before it was handed the candidate; the runner's wait: how much of that start-up was still to come;
-# each process's own start: from its start to its device ready, and the attempts its CUDA context took), and what
-# its flags were decided from (the judge's figures: README, The judge).
+# each process's own start: from its start to its device ready, of which its imports and its CUDA context, the rest
+# of the runner's its profiler's start and Dynamo, and the attempts the context took), and what its flags were
+# decided from (the judge's figures: README, The judge).
 PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "check_poisoned", "time", "child_age_s", "runner_wait_ms",
-                 "runner_ready_s", "runner_device_attempts", "judge_ready_s", "judge_device_attempts", "slowed_eval",
-                 "unreported_ms", "round_trip_ms", "deferred_ms", "copy_ms")
+                 "runner_ready_s", "runner_imports_s", "runner_device_s", "runner_device_attempts", "judge_ready_s",
+                 "judge_imports_s", "judge_device_s", "judge_device_attempts", "slowed_eval", "unreported_ms",
+                 "round_trip_ms", "deferred_ms", "copy_ms")
 SHAPES = {"cuda": ("lean", "torch", "triton"), "cpu": ("cpp", "triton")}
 DEFAULT_SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}
 PROBLEMS = {"cuda": "level1/relu", "cpu": "cpu/relu"}

@@ -39,6 +39,9 @@ def test_each_source_is_built_once_and_builds_finish_before_cpu_evaluations(sett
     for r in results:
         assert {"build", "queue", "eval", "setup", "check"} <= set(r.stages), r.stages
         assert r.stages["eval"] >= r.stages["setup"] + r.stages["check"] > 0
+        for side in ("runner", "judge") if "time" in r.stages else ():  # a timed one: how each process started
+            imports, device, ready = (r.stages[f"{side}_{part}_s"] for part in ("imports", "device", "ready"))
+            assert 0 < imports and 0 <= device and imports + device <= ready + 0.01, (side, imports, device, ready)
     assert "time" in results[0].stages and "time" not in results[1].stages  # an incorrect one is never timed
     assert 0 < results[0].stages["check_poisoned"] < results[0].stages["check"]  # trial 0's two runs, of five
     assert results[0].build.build_sha256 == results[2].build.build_sha256
