@@ -163,10 +163,14 @@ def test_an_eager_baseline_timed_beside_other_work_gives_way_to_a_clean_one(tmp_
     assert proc.returncode == 0, proc.stderr
     eager = output(proc.stdout)["problems"][0]["baselines"]["eager"]
     assert eager["median_ms"] > 0 and eager["foreign_cpu"] > CONTENDED_SHARE and not eager["trusted"], eager
+    logs = {log: log.stat().st_mtime_ns for log in tmp_path.rglob("baselines-*.log")}
     proc = run_cli("baseline", "--target", "cpu", "--problem", "cpu/relu", "--kinds", "eager", "--json",
                    "--timing-budget", "1", "--results-dir", tmp_path, timeout=600)
     again = output(proc.stdout)["problems"][0]["baselines"]["eager"]
-    assert again["median_ms"] != eager["median_ms"] and again["n"] is not None  # measured again, not served
+    # Measured again, not served: a measuring child ran (its log is new). What stands is the clean one, or, where
+    # the machine was busy this time too (the suite's other worker), the faster of the two.
+    assert logs and {log: log.stat().st_mtime_ns for log in tmp_path.rglob("baselines-*.log")} != logs
+    assert again["median_ms"] <= eager["median_ms"] or again["foreign_cpu"] <= CONTENDED_SHARE, (eager, again)
 
 
 def test_the_bench_confirms_the_baseline_before_its_passes(tmp_path, monkeypatch):
