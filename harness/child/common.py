@@ -164,20 +164,28 @@ def ready_device(torch, target: str) -> int:
     return 1
 
 
-def process_age() -> float:
+def started_device(torch, target: str) -> dict:
+    """Ready the device (ready_device), saying how this process's start went so far: seconds from its start to here
+    (its imports), the device's own seconds (the CUDA context) and the attempts the context took."""
+    imported = _process_age()
+    attempts = ready_device(torch, target)
+    return {"imports_s": round(imported, 3), "device_s": round(_process_age() - imported, 3),
+            "device_attempts": attempts}
+
+
+def start_figures(started: dict) -> dict:
+    """How this process's start went, for the judge's report: started_device's figures, and seconds from its start
+    to now (ready_s)."""
+    return {"ready_s": round(_process_age(), 3), **started}
+
+
+def _process_age() -> float:
     """Seconds since this process started (its interpreter's start, from /proc: imports included)."""
     import os
 
     with open("/proc/self/stat") as stat, open("/proc/uptime") as uptime:
         start_ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
         return float(uptime.read().split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK")
-
-
-def start_figures(device_attempts: int, imports_s: float, device_s: float) -> dict:
-    """How this process's start went, for the judge's report: seconds from its start to now (ready_s), of which its
-    imports and its device (the CUDA context) took imports_s and device_s, and the attempts the context took."""
-    return {"ready_s": round(process_age(), 3), "imports_s": round(imports_s, 3), "device_s": round(device_s, 3),
-            "device_attempts": device_attempts}
 
 
 def timed_side(problem, device, dtype, seed: int, name: str, fn):

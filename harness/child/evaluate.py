@@ -43,10 +43,9 @@ from harness.child.common import (
     describe,
     failing_as,
     import_problem,
-    process_age,
-    ready_device,
     seeded_inputs,
     start_figures,
+    started_device,
     target_device,
     timed_side,
     trial_seed,
@@ -354,9 +353,7 @@ def quartiles(values: list[float]) -> tuple[float, float]:
 def main(argv: list[str]) -> int:
     """`serve TARGET FD STOP`: ready the device, then evaluate the one spec that comes through stdin, with the runner
     on descriptor FD and its sandbox's init on STOP ("-": none)."""
-    imported = process_age()
-    attempts = ready_device(torch, argv[1])
-    judge_start = start_figures(attempts, imported, process_age() - imported)
+    judge_start = start_figures(started_device(torch, argv[1]))
     remote = Remote(int(argv[2]), torch.device("cpu"))
     freezer = Freezer(None if argv[3] == "-" else int(argv[3]))
     line = sys.stdin.readline().strip()  # the spec comes through the pipe: its seed is in no file

@@ -41,9 +41,8 @@ from harness.child.common import (
     failing_as,
     import_problem,
     inputs_for,
-    process_age,
-    ready_device,
     start_figures,
+    started_device,
     target_device,
 )
 from harness.child.defenses import Guard, Poison, identical, output_problem, snapshot
@@ -190,15 +189,13 @@ def warm_up(target: str) -> dict:
     """What every evaluation pays before it can start: importing torch and the harness's own modules, (cuda)
     creating the context, starting the profiler; a warm runner pays it while the previous candidate is evaluated.
     How long it took since the process started, and the attempts the context took (for the judge's report)."""
-    imported = process_age()
-    attempts = ready_device(torch, target)
-    device_s = process_age() - imported
+    started = started_device(torch, target)
     coverage.warm_up(target == "cuda" and torch.cuda.is_available())
     # torch.compile patches nn.Module.__init__ and __setstate__ at its first use (Dynamo's generation tagging):
     # done now, before the defenses' snapshot, a candidate that calls torch.compile is not one that patches torch.
     from torch._dynamo.mutation_guard import install_generation_tagging_init
     install_generation_tagging_init()
-    return start_figures(attempts, imported, device_s)  # the rest of ready_s: the profiler's start and Dynamo
+    return start_figures(started)  # the rest of ready_s: the profiler's start and Dynamo
 
 
 def main(argv: list[str]) -> int:
