@@ -109,7 +109,7 @@ def probe(kernelbench: versus.Checkout) -> None:
         versus.probe(kernelbench)
     except versus.KernelBenchError as exc:
         raise UsageError(f"--kernelbench: {exc}") from None
-    known = kernelbench.identity()
+    known = kernelbench.identity
     err.print(f"[dim]KernelBench: {kernelbench.module} from {kernelbench.root} (commit {known['commit'] or 'unknown'}, "
               f"its package's modules sha256 {known['package_sha256']})[/]")
 

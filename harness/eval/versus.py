@@ -41,16 +41,17 @@ class Checkout:
     directory: Path
     root: Path  # put first on sys.path to import `module`
     module: str
-    package: Path  # the eval module's directory: its modules (eval, timing, utils) are the pipeline that runs
+    identity: dict  # which KernelBench this is (_identify): what a ratio was measured against
 
-    def identity(self) -> dict:
-        """Which KernelBench a ratio was measured against: its package's modules by hash, and where the checkout is
-        a git repository of its own, the commit (a folder inside another repository has none)."""
-        digest = hashlib.sha256()
-        for module in sorted(self.package.glob("*.py")):
-            digest.update(module.name.encode() + b"\0" + module.read_bytes() + b"\0")
-        return {"directory": str(self.directory), "module": self.module, "package_sha256": digest.hexdigest()[:16],
-                "commit": _commit(self.directory)}
+
+def _identify(directory: Path, package: Path, module: str) -> dict:
+    """Its package's modules (eval, timing, utils: the pipeline that runs) by hash, and where the checkout is a git
+    repository of its own, the commit (a folder inside another repository has none)."""
+    digest = hashlib.sha256()
+    for source in sorted(package.glob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    return {"directory": str(directory), "module": module, "package_sha256": digest.hexdigest()[:16],
+            "commit": _commit(directory)}
 
 
 def _commit(directory: Path) -> str | None:
@@ -97,7 +98,7 @@ class KernelBenchRun:
     results: list[Candidate] = field(default_factory=list)
     correct: int = 0  # KernelBench's verdicts: correct, and compiled
     compiled: int = 0
-    kernelbench: dict | None = None  # Checkout.identity(): what ran
+    kernelbench: dict | None = None  # Checkout.identity: what ran
     mode: str = "kernelbench"
     devices: int = 1
     busy: float | None = None  # unknown: its evaluations do not report their parts
@@ -124,7 +125,8 @@ def locate(directory) -> Checkout:
     directory = Path(directory).expanduser().resolve()
     for path, root, module in LAYOUTS:
         if (directory / path).is_file():
-            return Checkout(directory, (directory / root).resolve(), module, (directory / path).parent)
+            return Checkout(directory, (directory / root).resolve(), module,
+                            _identify(directory, (directory / path).parent, module))
     looked = " or ".join(path for path, _, _ in LAYOUTS)
     raise KernelBenchError(f"{directory} is not a KernelBench checkout: no eval module ({looked}) under it")
 
@@ -170,7 +172,7 @@ def run(checkout: Checkout, problem_file, sources: list[str], build_workers: int
                  f"{time.monotonic() - start:.1f} s in")
     end = time.monotonic()
     return KernelBenchRun(shape, end - start, compiled - start, end - compiled, results,
-                          sum(r.correct for r in results), sum(r.compiled for r in results), checkout.identity())
+                          sum(r.correct for r in results), sum(r.compiled for r in results), checkout.identity)
 
 
 def _compile_all(checkout, env, scratch: Path, requests: list[dict], results: list[Candidate], workers: int,

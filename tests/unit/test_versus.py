@@ -124,7 +124,7 @@ def test_both_layouts_are_found_and_every_candidate_gets_its_result(tmp_path, la
     assert all(r.built and r.runtime == 1.5 and r.ref_runtime == 3.0 for r in run.results)
     summary = run.summary()
     assert summary["mode"] == "kernelbench" and summary["candidates"] == 4 and summary["statuses"] == {"correct": 4}
-    assert summary["kernelbench"] == found.identity()
+    assert summary["kernelbench"] == found.identity
     assert run.wall_s >= run.compile_s > 0 and run.per_min > 0
 
     records = calls(scratch)
@@ -145,7 +145,7 @@ def test_both_layouts_are_found_and_every_candidate_gets_its_result(tmp_path, la
 
 def test_the_kernelbench_that_ran_is_named_by_its_modules_and_its_commit(tmp_path):
     root = checkout(tmp_path)
-    alone = versus.locate(root).identity()
+    alone = versus.locate(root).identity
     assert alone["commit"] is None and alone["module"] == "kernelbench.eval"
 
     def git(*args: str) -> str:
@@ -155,12 +155,12 @@ def test_the_kernelbench_that_ran_is_named_by_its_modules_and_its_commit(tmp_pat
     git("init", "-q")
     git("add", "-A")
     git("commit", "-qm", "a KernelBench")
-    named = versus.locate(root).identity()
+    named = versus.locate(root).identity
     assert named["commit"] == git("rev-parse", "HEAD") and named["package_sha256"] == alone["package_sha256"]
     (root / "src" / "kernelbench" / "timing.py").write_text("# its timing module, changed\n")
-    assert versus.locate(root).identity()["package_sha256"] != alone["package_sha256"]
+    assert versus.locate(root).identity["package_sha256"] != alone["package_sha256"]
     inside = versus.locate(checkout(root / "vendored"))  # a folder of another repository: not its commit
-    assert inside.identity()["commit"] is None
+    assert inside.identity["commit"] is None
 
 
 def test_a_failing_candidate_is_its_own_result(tmp_path):
