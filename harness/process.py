@@ -52,6 +52,8 @@ PCH_TRUSTED_ENV = "HARNESS_PCH_TRUSTED"
 # beside evaluations on a GPU, so that a judge or runner woken mid-evaluation runs at once (at a niceness it waited
 # out a compiler's time slice, read as hidden_work).
 YIELD_ENV = "HARNESS_YIELD_CORES"
+# Set for a build granted a second core for nvcc's two front ends (eval/build.py FrontEnds, child/nvcc_split.py)
+SPLIT_NVCC_ENV = "HARNESS_SPLIT_NVCC"
 NO_GPU_HINT = (
     "note: the build step imports the candidate with no GPU visible; create CUDA tensors in "
     "__init__ or forward, not at module level"

@@ -8,12 +8,14 @@ evaluation child the same wrapper imports the recorded `.so` directly, without n
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import json
 import logging
 import os
 import re
+import shlex
 import sys
 import traceback
 import types
@@ -25,10 +27,12 @@ from harness.child.common import candidate_starts, describe
 from harness.process import (
     CANDIDATE_FILE,
     CAUGHT_BUILD,
+    CHILD,
     HARNESS_FAILED,
     MANIFEST_FILE,
     NO_GPU_HINT,
     PCH_RETRY,
+    SPLIT_NVCC_ENV,
 )
 
 loaded_modules: set[str] = set()  # names of the extension modules the candidate was given, in this process
@@ -98,7 +102,8 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
             try:
                 if given and not Path(given).is_dir():  # torch writes into it without creating it
                     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(given))
-                result = _build_extension(cpp_ext, real, bound, target, with_pch)
+                with _split_nvcc(cpp_ext, mode == "build"):
+                    result = _build_extension(cpp_ext, real, bound, target, with_pch)
             except Exception as exc:
                 if mode == "build":
                     manifest.append({"name": name, "failed": str(exc)[-2000:], "error": type(exc).__name__})
@@ -117,6 +122,30 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
     cpp_ext.load_inline = wrap(cpp_ext.load_inline, with_pch=mode == "build")
     cpp_ext.load = wrap(cpp_ext.load, with_pch=False)  # `load` gets no implicit torch/extension.h
     return manifest
+
+
+@contextlib.contextmanager
+def _split_nvcc(cpp_ext, building: bool):
+    """For a build the parent granted a second core (eval/build.py FrontEnds), torch's nvcc command is our driver
+    of it (nvcc_split.py), through the variable torch reads for it, PYTORCH_NVCC. Not where that is set already
+    (by the user or the candidate: theirs stands), where torch would put ccache or sccache before nvcc, or where
+    torch has no CUDA."""
+    command = None
+    if building and os.environ.get(SPLIT_NVCC_ENV) == "1" and "PYTORCH_NVCC" not in os.environ:
+        try:
+            nvcc = cpp_ext._join_cuda_home("bin", "nvcc")
+            wrapped = getattr(cpp_ext, "_wrap_compiler", lambda compiler: [compiler])(nvcc)
+            if list(wrapped) == [nvcc] and not cpp_ext.IS_HIP_EXTENSION:
+                command = shlex.join([*CHILD, "nvcc", nvcc])
+        except Exception:  # noqa: BLE001 - no CUDA here, or a torch without these: plain nvcc
+            command = None
+    if command is not None:
+        os.environ["PYTORCH_NVCC"] = command
+    try:
+        yield
+    finally:
+        if command is not None and os.environ.get("PYTORCH_NVCC") == command:
+            del os.environ["PYTORCH_NVCC"]
 
 
 def _build_failure(exc: Exception) -> Exception:

@@ -12,14 +12,18 @@ import functools
 import hashlib
 import importlib.metadata
 import logging
+import os
 import platform
 import re
 import shutil
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from harness import seal
 from harness.eval import triton_cache
+from harness.eval.build_cost import TORCH_HEADERS, expected_build_cost
 from harness.eval.cache import LOCK, touch
 from harness.eval.confine import Confinement
 from harness.eval.pch_maker import make_requested_pchs, trusted_keys
@@ -35,6 +39,7 @@ from harness.process import (
     PCH_RETRY,
     PCH_TRUSTED_ENV,
     RESULT_FILE,
+    SPLIT_NVCC_ENV,
     YIELD_ENV,
     child_env,
     read_log,
@@ -99,9 +104,11 @@ def extension_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
     return extra
 
 
-def build_env(device: DeviceInfo, directory: Path, max_jobs: int) -> dict[str, str]:
+def build_env(device: DeviceInfo, directory: Path, max_jobs: int, split_nvcc: bool = False) -> dict[str, str]:
     extra = {**extension_env(device, directory), "MAX_JOBS": str(max_jobs),
              PCH_REQUESTS_ENV: str(directory / PCH_REQUESTS), PCH_TRUSTED_ENV: ",".join(trusted_keys())}
+    if split_nvcc:
+        extra[SPLIT_NVCC_ENV] = "1"
     if device.target == "cuda":  # builds run beside evaluations: no GPU for the builder, and the cores theirs first
         extra.update({"CUDA_VISIBLE_DEVICES": "", YIELD_ENV: "1"})
     return child_env(extra)
@@ -156,6 +163,63 @@ def log_excerpt(log: str, lines: int = 20) -> str:
     return tail(head, lines)
 
 
+class FrontEnds:
+    """Which builds may run nvcc's host and device front ends at once (child/nvcc_split.py). On a `.cu` that reads
+    torch's headers that takes its longer front end's time instead of both (cudafe++ 29 s and cicc 29 s, one after
+    the other, on this project's 2-core machine), for a second core and about 3 GB more memory (cicc held 3.1 GB,
+    cudafe++ 2.3 GB) over that time. So a build gets it only while its second process has a core nobody else
+    wants: fewer processes than cores, counting this process's builds and the splits granted (the load average
+    lags a wave of builds that start together) or the machine's load, whichever is more, and the memory free for
+    every split granted."""
+
+    MEMORY = 3 << 30  # what one split may add
+    RESERVE = 8 << 30  # left free for everything else
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running = self.splits = 0
+
+    @contextlib.contextmanager
+    def build(self, source: str) -> Iterator[bool]:
+        """Held for one build: whether it may split (only a `.cu` expected to read torch's headers gains)."""
+        with self.lock:
+            self.running += 1
+            split = expected_build_cost(source) >= TORCH_HEADERS and self._room()
+            self.splits += split
+        try:
+            yield split
+        finally:
+            with self.lock:
+                self.running -= 1
+                self.splits -= split
+
+    def _room(self) -> bool:
+        busy = max(self.running + self.splits, os.getloadavg()[0])
+        free = _available_memory()
+        return busy + 1 <= _cores() and free is not None and free >= self.RESERVE + (self.splits + 1) * self.MEMORY
+
+
+FRONT_ENDS = FrontEnds()  # this process's builds, whichever batch or command started them
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 @contextlib.contextmanager
 def _exclusive(path: Path):
     """A kernel-held lock: released even if this process dies, unlike torch's `lock` file."""
@@ -191,9 +255,10 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
         triton_cache.forget(cache_dir, key)  # and the kernels Triton compiled for the earlier build
         (directory / CANDIDATE_FILE).write_text(candidate.source)
         log_path = directory / LOG_FILE
-        outcome = run_child(["build", str(directory)], env=build_env(device, directory, max_jobs),
-                            timeout_s=timeout_s, log_path=log_path, cwd=directory,
-                            policy=confinement and confinement.policy(directory))
+        with FRONT_ENDS.build(candidate.source) as split_nvcc:
+            outcome = run_child(["build", str(directory)], env=build_env(device, directory, max_jobs, split_nvcc),
+                                timeout_s=timeout_s, log_path=log_path, cwd=directory,
+                                policy=confinement and confinement.policy(directory))
         log = read_log(log_path)
         log_path.write_text(log)  # the build directory keeps what is kept of it (a candidate may print gigabytes)
         if outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout): nothing new starts then

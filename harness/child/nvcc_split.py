@@ -1,0 +1,318 @@
+"""nvcc, with its host and device front ends run at the same time: `python -m harness.child nvcc NVCC ARGS...`.
+
+For one `.cu`, nvcc runs cudafe++ (the host front end) and then cicc (the device front end), one after the other,
+and both parse the whole translation unit: with torch's headers in it each took 16-49 s. cicc waits only for the
+module id cudafe++ writes at its end. This driver asks nvcc for its commands (`--dryrun`), writes a module id of its
+own for both to read, runs the host chain (preprocessing, cudafe++) beside the device chain (preprocessing, cicc,
+ptxas, fatbinary) and, for `-MD -MF FILE`, nvcc's own `-M` into FILE beside both, then the host compiler, as nvcc
+would. The build takes the longer chain's time, not the sum.
+
+What the build means is unchanged: the same commands with the same flags and inputs. The module id (a name unique
+to the translation unit, which also names its anonymous namespaces) is ours instead of the one nvcc derives: the
+object differs from plain nvcc's in that name alone. Output and exit status are nvcc's: each command's output is
+replayed in nvcc's order, and a failure stops the replay where nvcc's own run would have stopped (what a command
+after it printed is dropped, as nvcc never ran it). Anything else (relocatable device code, kept or timed files,
+threads, another kind of output, a plan of another shape, a failing dry run) runs plain nvcc. No torch: ninja
+starts it for every `.cu`, inside the build's sandbox.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# nvcc options after which its plan is not the one split here, or whose effect is nvcc's own (not a command).
+PLAIN_OPTIONS = {
+    "--dryrun", "-dryrun", "--verbose", "-v", "--keep", "-keep", "--keep-dir", "-keep-dir", "--save-temps",
+    "-save-temps", "--time", "-time", "--threads", "-t", "--relocatable-device-code", "-rdc", "--device-c", "-dc",
+    "--device-w", "-dw", "--dlink-time-opt", "-dlto", "--lib", "-lib", "--run", "-run", "--preprocess", "-E",
+    "--generate-dependencies", "-M", "--generate-nonsystem-dependencies", "-MM", "-MMD", "-MT", "-MP",
+    "--generate-nonsystem-dependencies-with-compile", "--generate-dependencies-with-compile",
+    "--dependency-output", "--dependency-target-name", "--generate-dependency-targets", "--fatbin", "-fatbin",
+    "--cubin", "-cubin", "--ptx", "-ptx", "--optix-ir", "-optix-ir", "--link", "-link", "--list-gpu-code",
+    "--list-gpu-arch", "--output-directory", "-odir",
+}
+PATH_VARIABLES = ("PATH", "LD_LIBRARY_PATH")
+FILTER = re.compile(r"-- Filter Dependencies -- > (.+)")  # nvcc's own step for -MD: no command to run
+
+
+@dataclass
+class Step:
+    index: int                 # in nvcc's order
+    command: str | list[str]   # a line for the shell, as nvcc runs it, or an argument list
+    quiet: bool = False        # its output is not nvcc's (the -M standing in for nvcc's dependency filter)
+    done: threading.Event = field(default_factory=threading.Event)
+    status: int | None = None  # None: not run (an earlier step of its chain failed, or the run was stopped)
+    out: bytes = b""
+    err: bytes = b""
+
+
+@dataclass
+class Plan:
+    chains: list[list[Step]]  # run beside each other, each in order
+    finish: list[Step]        # then: nvcc's `rm` of its fatbin and the host compiler
+    module_id_file: str
+    env: dict[str, str]
+
+
+def is_plain(args: list[str], environ: dict[str, str]) -> bool:
+    """Whether nvcc should run unsplit: an option above among the arguments or nvcc's own extra flags."""
+    extra = " ".join(environ.get(name, "") for name in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"))
+    try:
+        extra_args = shlex.split(extra)
+    except ValueError:
+        return True
+    for arg in [*args, *extra_args]:
+        if arg.split("=", 1)[0] in PLAIN_OPTIONS or re.fullmatch(r"-t\d+", arg):
+            return True
+    return False
+
+
+def dependency_command(nvcc: str, args: list[str]) -> tuple[str, list[str]] | None:
+    """For `-MD -MF FILE ... -c SRC -o OUT` (what torch's ninja file gives nvcc): FILE, and the nvcc command that
+    writes into it what nvcc's -MD would (`-M -MT OUT -MF FILE`, without compiling); None where the arguments are of
+    another form."""
+    rest, depfile, output, i = [], None, None, 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-MF", "-o", "--output-file") and i + 1 < len(args):
+            if arg == "-MF":
+                depfile = args[i + 1]
+            else:
+                output = args[i + 1]
+            i += 2
+            continue
+        if arg.startswith(("-o=", "--output-file=", "-MF=")):
+            return None
+        if arg not in ("-MD", "-c", "--compile"):
+            rest.append(arg)
+        i += 1
+    if depfile is None or output is None or "-MD" not in args:
+        return None
+    return depfile, [nvcc, "-M", "-MT", output, "-MF", depfile, *rest]
+
+
+def plan(lines: list[str], dependencies: tuple[str, list[str]] | None) -> Plan | None:
+    """nvcc's plan (the `#$ ` lines of its dry run) as chains that may run at once, or None where it is not the
+    whole-program compile of one `.cu` to an object: then nvcc runs as it is."""
+    assignments: dict[str, str] = {}
+    commands: list[str] = []
+    for line in lines:
+        match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", line)
+        if match:
+            assignments[match.group(1)] = match.group(2)
+        else:
+            commands.append(line)
+    tools = [_tool(command) for command in commands]
+    if tools.count("cudafe++") != 1 or tools.count("fatbinary") != 1 or "cicc" not in tools:
+        return None
+    front = commands.index(next(c for c, t in zip(commands, tools) if t == "cudafe++"))
+    module_id = _option(commands[front], "--module_id_file_name")
+    host_source = _option(commands[front], "--gen_c_file_name")
+    tokens = _split(commands[front])
+    if module_id is None or host_source is None or "--gen_module_id_file" not in tokens:
+        return None
+    host_input = tokens[-1]
+    last = tools.index("fatbinary")
+    host: list[Step] = []
+    device: list[Step] = []
+    quiet: list[Step] = []
+    for index, (command, tool) in enumerate(zip(commands[:last + 1], tools)):
+        filtered = FILTER.fullmatch(command)
+        if filtered:
+            if dependencies is None or filtered.group(1).strip() != dependencies[0] or quiet:
+                return None
+            quiet.append(Step(index, dependencies[1], quiet=True))
+        elif tool == "cudafe++":
+            host.append(Step(index, re.sub(r"(?<=\s)--gen_module_id_file(?=\s)", "", command, count=1)))
+        elif _is_preprocessing(command):
+            (host if _output(command) == host_input else device).append(Step(index, command))
+        elif tool in ("cicc", "ptxas", "fatbinary"):
+            if tool == "cicc" and ("--device-c" in _split(command) or module_id not in command):
+                return None
+            device.append(Step(index, command))
+        else:
+            return None
+    if len(host) != 2 or host[0].index > host[1].index or not device or (dependencies is None) != (not quiet):
+        return None
+    if any(host_source in step.command or host_input in step.command for step in device):
+        return None
+    produced = {_output(step.command) for step in device} - {None}
+    if any(name in host[1].command for name in produced):
+        return None
+    finish = [Step(last + 1 + i, command) for i, command in enumerate(commands[last + 1:])]
+    if (not finish or any(_tool(step.command) != "rm" for step in finish[:-1])
+            or not _is_compile(finish[-1].command) or host_source not in finish[-1].command):
+        return None
+    env = {name: value for name, value in assignments.items()
+           if name in PATH_VARIABLES or any(f"${name}" in command for command in commands)}
+    return Plan(chains=[chain for chain in (host, device, quiet) if chain], finish=finish,
+                module_id_file=module_id, env=env)
+
+
+def module_id(source: str, args: list[str]) -> str:
+    """A name for this translation unit, in nvcc's form (`_HASH_LENGTH_NAME_HASH`), unique to the source's path,
+    text and flags."""
+    path = Path(source)
+    digest = hashlib.sha256(path.read_bytes() if path.is_file() else b"")
+    digest.update("\0".join([str(path.resolve()), *args]).encode())
+    name = re.sub(r"[^A-Za-z0-9_]", "_", path.name)
+    return f"_{digest.hexdigest()[:8]}_{len(path.name)}_{name}_{digest.hexdigest()[8:16]}"
+
+
+class Chain(threading.Thread):
+    """Steps run one after another until one fails, each one's output kept for replaying in nvcc's order."""
+
+    def __init__(self, steps: list[Step], env: dict[str, str], merged: bool):
+        super().__init__(daemon=True)
+        self.steps, self.env, self.merged = steps, env, merged
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()
+        self.process: subprocess.Popen | None = None
+
+    def run(self) -> None:
+        try:
+            for step in self.steps:
+                with self.lock:
+                    if self.stopped.is_set():
+                        return
+                    argv = ["/bin/sh", "-c", step.command] if isinstance(step.command, str) else step.command
+                    self.process = subprocess.Popen(
+                        argv, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT if self.merged else subprocess.PIPE)
+                out, err = self.process.communicate()
+                step.status, step.out, step.err = self.process.returncode, out, err or b""
+                step.done.set()
+                if step.status:
+                    return
+        finally:
+            for step in self.steps:
+                step.done.set()
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped.set()
+            if self.process is not None and self.process.poll() is None:
+                self.process.kill()
+
+
+def run_split(nvcc: str, args: list[str]) -> int:
+    scratch = tempfile.mkdtemp(prefix="harness-nvcc-")
+    chains: list[Chain] = []
+    try:
+        environ = {**os.environ, "TMPDIR": scratch}  # nvcc names its intermediate files in TMPDIR: ours alone
+        dry = subprocess.run([nvcc, "--dryrun", *args], env=environ, stdin=subprocess.DEVNULL,
+                             capture_output=True, text=True)
+        lines = [line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")]
+        dependencies = dependency_command(nvcc, args) if "-MD" in args else None
+        split = plan(lines, dependencies) if dry.returncode == 0 and ("-MD" in args) == bool(dependencies) else None
+        sources = [arg for arg in args if arg.endswith(".cu") and Path(arg).is_file()]
+        if split is None or len(sources) != 1:
+            return plain(nvcc, args)
+        Path(split.module_id_file).write_text(module_id(sources[0], args))
+        env = {**environ, **split.env}
+        merged = _same_file(sys.stdout, sys.stderr)
+        chains = [Chain(steps, env, merged) for steps in split.chains]
+        for chain in chains:
+            chain.start()
+        for step in sorted((step for chain in split.chains for step in chain), key=lambda step: step.index):
+            step.done.wait()
+            if step.status is None or _killed(step.status) or (step.quiet and step.status):
+                # A command that could not start or died of a signal (two front ends at once may run out of
+                # memory where one would not; nvcc says so its own way), or a -M that failed where the
+                # compile did not: the answer is plain nvcc's.
+                _stop(chains)
+                return plain(nvcc, args)
+            if not step.quiet:
+                _write(step)
+            if step.status:  # the step nvcc would have stopped at
+                _stop(chains)
+                return step.status
+        for step in split.finish[:-1]:  # nvcc's `rm` of its fatbin: a file already gone is no failure
+            for name in _split(step.command)[1:]:
+                Path(name).unlink(missing_ok=True)
+        return subprocess.run(["/bin/sh", "-c", split.finish[-1].command], env=env,
+                              stdin=subprocess.DEVNULL).returncode
+    finally:
+        _stop(chains)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def plain(nvcc: str, args: list[str]) -> int:
+    return subprocess.run([nvcc, *args]).returncode
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print("usage: python -m harness.child nvcc NVCC [ARGS...]", file=sys.stderr)
+        return 2
+    nvcc, args = argv[0], argv[1:]
+    if is_plain(args, dict(os.environ)):
+        os.execv(nvcc, [nvcc, *args])
+    return run_split(nvcc, args)
+
+
+def _stop(chains: list[Chain]) -> None:
+    for chain in chains:
+        chain.stop()
+    for chain in chains:
+        chain.join()
+
+
+def _killed(status: int) -> bool:
+    """Died of a signal: a negative status, or the shell's 128 + N (ptxas's own errors are 255)."""
+    return status < 0 or 128 < status < 160
+
+
+def _write(step: Step) -> None:
+    sys.stdout.buffer.write(step.out)
+    sys.stdout.buffer.flush()
+    sys.stderr.buffer.write(step.err)
+    sys.stderr.buffer.flush()
+
+
+def _split(command: str | list[str]) -> list[str]:
+    if isinstance(command, list):
+        return command
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
+
+
+def _tool(command: str) -> str:
+    tokens = _split(command)
+    return os.path.basename(tokens[0]) if tokens else ""
+
+
+def _option(command: str | list[str], name: str) -> str | None:
+    tokens = _split(command)
+    return tokens[tokens.index(name) + 1] if name in tokens[:-1] else None
+
+
+def _output(command: str | list[str]) -> str | None:
+    return _option(command, "-o")
+
+
+def _is_preprocessing(command: str) -> bool:
+    return "-E" in _split(command) and _output(command) is not None
+
+
+def _is_compile(command: str) -> bool:
+    return "-c" in _split(command) and _tool(command) not in ("cicc", "ptxas", "fatbinary", "nvlink", "rm")
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samestat(os.fstat(a.fileno()), os.fstat(b.fileno()))
+    except (OSError, ValueError):
+        return False

@@ -1,0 +1,271 @@
+"""child/nvcc_split.py against the truth, plain nvcc: for each source and flag set, the same exit status, the same
+output (nvcc's intermediate files' random names aside), the same dependency file and the same object (those names
+and the module id aside); and its plan, read from nvcc's own dry run."""
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.child import nvcc_split
+from harness.child.loader import _split_nvcc
+from harness.eval.build import FrontEnds
+from harness.eval.build_cost import TORCH_HEADERS
+from harness.process import CHILD, child_env
+
+NVCC = shutil.which("nvcc")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="no nvcc on PATH")
+DRIVER = [*CHILD, "nvcc"]
+ARCH = ["-gencode=arch=compute_90,code=sm_90"]
+
+KERNEL = "__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\nvoid launch(float* x) { k<<<1, 32>>>(x); }\n"
+SOURCES = {
+    "ok": KERNEL,
+    "host_error": "__global__ void k(float* x) { x[0] = 1.f }\n",  # cudafe++ fails first: cicc's output is not nvcc's
+    "device_only_error": KERNEL + "#ifdef __CUDA_ARCH__\n#error device side only\n#endif\n",
+    "ptxas_error": KERNEL + '__device__ void f() { asm("bogus;"); }\n__global__ void g() { f(); }\n',
+    "warnings": "#warning from the preprocessor\n" + KERNEL.replace("1.f;", "1.f; int unused;"),
+    "anonymous": "namespace {\n" + KERNEL.replace("void launch", "}\nvoid launch"),
+    "host_only_error": KERNEL + "#ifndef __CUDA_ARCH__\nstatic_assert(false, \"host side only\");\n#endif\n",
+}
+FLAGS = {
+    "one arch": ARCH,
+    "two archs, PTX too": ["-gencode=arch=compute_90,code=sm_90", "-gencode=arch=compute_80,code=compute_80"],
+    "ptxas verbose, fast math": [*ARCH, "-Xptxas", "-v", "--use_fast_math", "-lineinfo"],
+}
+
+
+def run(command: list[str], cwd: Path, merged: bool) -> tuple[int, str, str]:
+    done = subprocess.run(command, cwd=cwd, env=child_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT if merged else subprocess.PIPE)
+    return done.returncode, _names(done.stdout.decode()), _names((done.stderr or b"").decode())
+
+
+def _names(text: str) -> str:
+    """nvcc's intermediate files are named by its process id, in TMPDIR (the driver's own directory); ptxas -v
+    says how long it took."""
+    text = re.sub(r"Compile time = [0-9.]+ ms", "Compile time = T ms", text)
+    return re.sub(r"/\S*/tmpxft_[0-9a-f]{8}_", "TMP/tmpxft_", text)
+
+
+def _object(path: Path) -> bytes:
+    data = re.sub(rb"tmpxft_[0-9a-f]{8}_00000000", b"tmpxft_XXXXXXXX_00000000", path.read_bytes())
+    return re.sub(rb"_[0-9a-f]{8}_\d+_\w+?_cu_[0-9a-f]{8}", b"MODULE_ID", data)
+
+
+def compile_both(work: Path, source: str, flags: list[str], merged: bool, depfile: bool):
+    """Plain nvcc, then the driver, in one directory (-lineinfo writes it into the object): each one's status,
+    output, and where its files were put."""
+    (work / "kernel.cu").write_text(source)
+    results = []
+    for name, prefix in (("plain", [NVCC]), ("split", [*DRIVER, NVCC])):
+        deps = ["-MD", "-MF", "kernel.o.d"] if depfile else []
+        status, out, err = run([*prefix, *deps, *flags, "-O3", "-c", "kernel.cu", "-o", "kernel.o"], work, merged)
+        kept = work / name
+        kept.mkdir()
+        for made in ("kernel.o", "kernel.o.d"):
+            if (work / made).exists():
+                (work / made).rename(kept / made)
+        results.append((status, out, err, kept))
+    return results
+
+
+@needs_nvcc
+@pytest.mark.parametrize("flags", list(FLAGS))
+@pytest.mark.parametrize("case", list(SOURCES))
+def test_the_split_build_is_plain_nvccs(tmp_path, case, flags):
+    merged, depfile = case != "warnings", case in ("ok", "warnings", "anonymous")  # ninja merges the streams
+    (status, out, err, plain), (split_status, split_out, split_err, split) = compile_both(
+        tmp_path, SOURCES[case], FLAGS[flags], merged, depfile)
+    assert (split_status, split_out, split_err) == (status, out, err)
+    assert ((status == 0) == (case in ("ok", "warnings", "anonymous")))
+    if status != 0:
+        assert not (split / "kernel.o").exists()
+        return
+    if depfile:
+        assert (split / "kernel.o.d").read_text() == (plain / "kernel.o.d").read_text()
+    if case == "anonymous" and "compute_80" in " ".join(FLAGS[flags]):
+        return  # the fatbin's PTX names the anonymous namespace by the module id, and is compressed
+    assert _object(split / "kernel.o") == _object(plain / "kernel.o")
+
+
+@needs_nvcc
+def test_anonymous_namespaces_take_the_module_id_and_keep_their_symbols(tmp_path):
+    (_, _, _, plain), (_, _, _, split) = compile_both(tmp_path, SOURCES["anonymous"], FLAGS["two archs, PTX too"],
+                                                     True, False)
+
+    def symbols(kept: Path) -> list[str]:
+        listing = subprocess.run(["nm", "kernel.o"], cwd=kept, capture_output=True, text=True, check=True).stdout
+        return sorted(re.sub(r"_[0-9a-f]{8}_\d+_kernel_cu_[0-9a-f]{8}", "ID", line.split()[-1])
+                      for line in listing.splitlines())
+
+    assert symbols(split) == symbols(plain) and any("ID" in name for name in symbols(split))
+
+
+@needs_nvcc
+def test_its_plan_runs_the_front_ends_apart_and_keeps_nvccs_order(tmp_path):
+    (tmp_path / "kernel.cu").write_text(KERNEL)
+    args = ["-MD", "-MF", "kernel.o.d", *FLAGS["two archs, PTX too"], "-c", "kernel.cu", "-o", "kernel.o"]
+    dry = subprocess.run([NVCC, "--dryrun", *args], cwd=tmp_path, capture_output=True, text=True, check=True)
+    lines = [line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")]
+    plan = nvcc_split.plan(lines, nvcc_split.dependency_command(NVCC, args))
+    host, device, dependencies = plan.chains
+    assert [nvcc_split._tool(step.command) for step in host][1] == "cudafe++"
+    assert "--gen_module_id_file" not in host[1].command  # it reads ours, as cicc does
+    assert [nvcc_split._tool(step.command) for step in device].count("cicc") == 2
+    assert nvcc_split._tool(device[-1].command) == "fatbinary"
+    assert dependencies[0].quiet and dependencies[0].command[:6] == [NVCC, "-M", "-MT", "kernel.o", "-MF",
+                                                                     "kernel.o.d"]
+    indices = sorted(step.index for chain in plan.chains for step in chain)
+    assert indices == list(range(len(indices)))  # every step before the host compile, once
+    assert nvcc_split._is_compile(plan.finish[-1].command)
+    assert plan.env["CICC_PATH"] and "PATH" in plan.env
+
+
+@needs_nvcc
+@pytest.mark.parametrize("flags", [["-rdc=true"], ["--keep"], ["-t", "2"], ["-t2"], ["--ptx"], ["-MMD"]])
+def test_what_it_does_not_recognise_runs_plain_nvcc(tmp_path, flags):
+    assert nvcc_split.is_plain(flags, {})
+    assert nvcc_split.is_plain([], {"NVCC_APPEND_FLAGS": " ".join(flags)})
+    assert not nvcc_split.is_plain(["-MD", "-MF", "x.d", *ARCH, "-O3"], {})
+    (tmp_path / "kernel.cu").write_text(KERNEL)
+    out = tmp_path / ("kernel.ptx" if "--ptx" in flags else "kernel.o")
+    compile_ = [] if "--ptx" in flags else ["-c"]
+    done = subprocess.run([*DRIVER, NVCC, *flags, *ARCH, *compile_, "kernel.cu", "-o", out.name], cwd=tmp_path,
+                          env=child_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert out.is_file()
+
+
+@needs_nvcc
+def test_a_plan_of_another_shape_is_not_split(tmp_path):
+    (tmp_path / "kernel.cu").write_text(KERNEL)
+    args = [*ARCH, "-rdc=true", "-c", "kernel.cu", "-o", "kernel.o"]
+    dry = subprocess.run([NVCC, "--dryrun", *args], cwd=tmp_path, capture_output=True, text=True, check=True)
+    lines = [line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")]
+    assert nvcc_split.plan(lines, None) is None  # cicc --device-c: the module id links objects together
+    linked = [*ARCH, "kernel.cu", "-o", "kernel"]  # compiled and linked: nvlink and the host link follow
+    dry = subprocess.run([NVCC, "--dryrun", *linked], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert nvcc_split.plan([line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")], None) is None
+
+
+def test_the_dependency_command_is_nvccs_own_minus_the_compile():
+    args = ["-MD", "-MF", "o.d", "-DX=1", "-c", "/b/k.cu", "-o", "k.o", "-O3"]
+    assert nvcc_split.dependency_command("nvcc", args) == ("o.d", ["nvcc", "-M", "-MT", "k.o", "-MF", "o.d",
+                                                                   "-DX=1", "/b/k.cu", "-O3"])
+    assert nvcc_split.dependency_command("nvcc", ["-MD", "-c", "k.cu", "-o", "k.o"]) is None  # no file named
+    assert nvcc_split.dependency_command("nvcc", ["-MD", "-MF", "o.d", "-c", "k.cu", "-o=k.o"]) is None
+
+
+def test_the_module_id_is_nvccs_form_and_unique_to_the_source(tmp_path):
+    source = tmp_path / "cuda.cu"
+    source.write_text(KERNEL)
+    first = nvcc_split.module_id(str(source), ["-O3"])
+    assert re.fullmatch(r"_[0-9a-f]{8}_7_cuda_cu_[0-9a-f]{8}", first)
+    assert nvcc_split.module_id(str(source), ["-O3"]) == first
+    assert nvcc_split.module_id(str(source), ["-O2"]) != first
+    source.write_text(KERNEL + "\n")
+    assert nvcc_split.module_id(str(source), ["-O3"]) != first
+
+
+class FakeExtensions:
+    """torch.utils.cpp_extension's three names the loader reads for this (CUDA_HOME is unset in a CPU build)."""
+    IS_HIP_EXTENSION = False
+
+    def __init__(self, home: str | None, wrapper: str | None = None):
+        self.home, self.wrapper = home, wrapper
+
+    def _join_cuda_home(self, *parts):
+        if self.home is None:
+            raise OSError("CUDA_HOME environment variable is not set")
+        return os.path.join(self.home, *parts)
+
+    def _wrap_compiler(self, compiler):
+        return [self.wrapper, compiler] if self.wrapper else [compiler]
+
+
+def test_the_build_child_points_torch_at_the_driver_only_when_granted(monkeypatch):
+    monkeypatch.delenv("PYTORCH_NVCC", raising=False)
+    monkeypatch.setenv("HARNESS_SPLIT_NVCC", "1")
+    with _split_nvcc(FakeExtensions("/opt/cuda"), building=True):
+        command = os.environ["PYTORCH_NVCC"]
+    assert command.endswith("-m harness.child nvcc /opt/cuda/bin/nvcc") and "PYTORCH_NVCC" not in os.environ
+    for extensions, building in ((FakeExtensions("/opt/cuda"), False),  # a build at evaluation time
+                                 (FakeExtensions(None), True),  # no CUDA
+                                 (FakeExtensions("/opt/cuda", wrapper="ccache"), True)):  # torch would use ccache
+        with _split_nvcc(extensions, building):
+            assert "PYTORCH_NVCC" not in os.environ
+    monkeypatch.setenv("PYTORCH_NVCC", "my-nvcc")  # the user's (or the candidate's) stands
+    with _split_nvcc(FakeExtensions("/opt/cuda"), building=True):
+        assert os.environ["PYTORCH_NVCC"] == "my-nvcc"
+    monkeypatch.delenv("PYTORCH_NVCC")
+    monkeypatch.delenv("HARNESS_SPLIT_NVCC")
+    with _split_nvcc(FakeExtensions("/opt/cuda"), building=True):
+        assert "PYTORCH_NVCC" not in os.environ
+
+
+def test_splits_are_granted_to_torch_header_builds_while_cores_and_memory_are_free(monkeypatch):
+    from harness.eval import build as build_module
+
+    heavy = 'load_inline(name="x", cpp_sources="", cuda_sources=CUDA)'
+    assert build_module.expected_build_cost(heavy) == TORCH_HEADERS
+    monkeypatch.setattr(build_module, "_cores", lambda: 8)
+    monkeypatch.setattr(build_module, "_available_memory", lambda: 64 << 30)
+    monkeypatch.setattr(build_module.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    front_ends = FrontEnds()
+    with front_ends.build("import torch\n") as lean:
+        assert not lean  # nothing to split: no slot taken
+        granted = []
+        with front_ends.build(heavy) as a, front_ends.build(heavy) as b, front_ends.build(heavy) as c:
+            granted = [a, b, c]
+            with front_ends.build(heavy) as d:  # 5 builds and 3 splits: a fourth split would need a 9th core
+                granted.append(d)
+        assert granted == [True, True, True, False]
+    assert (front_ends.running, front_ends.splits) == (0, 0)
+    monkeypatch.setattr(build_module.os, "getloadavg", lambda: (7.5, 0.0, 0.0))  # another user's load
+    with front_ends.build(heavy) as split:
+        assert not split
+    monkeypatch.setattr(build_module.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(build_module, "_available_memory", lambda: 10 << 30)  # 8 GiB kept free, 3 GiB a split
+    with front_ends.build(heavy) as split:
+        assert not split
+    monkeypatch.setattr(build_module, "_available_memory", lambda: None)
+    with front_ends.build(heavy) as split:
+        assert not split
+
+
+FAKE_NVCC = r'''#!/bin/sh
+# A stand-in nvcc: its dry run plans a split compile whose cudafe++ dies of SIGKILL; run for real, it compiles.
+here=$(dirname "$0")
+t="$TMPDIR/k"
+case " $* " in
+  *" --dryrun "*)
+    echo "#\$ PATH=$here:$PATH" >&2
+    echo "#\$ cc -E -x c++ k.cu -o \"$t.cpp4.ii\"" >&2
+    id="--gen_module_id_file --module_id_file_name \"$t.id\""
+    echo "#\$ cudafe++ --gen_c_file_name \"$t.cudafe1.cpp\" $id \"$t.cpp4.ii\"" >&2
+    echo "#\$ cc -E -x c++ k.cu -o \"$t.cpp1.ii\"" >&2
+    echo "#\$ cicc --module_id_file_name \"$t.id\" \"$t.cpp1.ii\" -o \"$t.ptx\"" >&2
+    echo "#\$ fatbinary --embedded-fatbin=\"$t.fatbin.c\"" >&2
+    echo "#\$ rm \"$t.fatbin\"" >&2
+    echo "#\$ cc -c -x c++ \"$t.cudafe1.cpp\" -o k.o" >&2 ;;
+  *) echo plain > k.o ;;
+esac
+'''
+
+
+def test_a_front_end_killed_by_a_signal_gets_plain_nvccs_answer(tmp_path):
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name, body in (("nvcc", FAKE_NVCC), ("cudafe++", "#!/bin/sh\ntouch cudafe-ran\nkill -KILL $$\n"),
+                       ("cicc", "#!/bin/sh\nsleep 0.2\n"), ("fatbinary", "#!/bin/sh\n")):
+        (tools / name).write_text(body)
+        (tools / name).chmod(0o755)
+    (tmp_path / "k.cu").write_text(KERNEL)
+    done = subprocess.run([*DRIVER, str(tools / "nvcc"), "-c", "k.cu", "-o", "k.o"], cwd=tmp_path, env=child_env(),
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "cudafe-ran").is_file()  # the split ran, and cudafe++ died in it
+    assert (tmp_path / "k.o").read_text() == "plain\n"  # then nvcc's own run, not the half-done split
