@@ -140,6 +140,8 @@ def _split_nvcc(cpp_ext, building: bool):
         except Exception:  # noqa: BLE001 - no CUDA here, or a torch without these: plain nvcc
             command = None
     if command is not None:
+        print("harness: nvcc's host and device front ends run side by side (a core is free for the second)",
+              file=sys.stderr)
         os.environ["PYTORCH_NVCC"] = command
     try:
         yield
