@@ -45,8 +45,8 @@ def _watched() -> dict[str, object]:
     import harness.child.timing
 
     modules = {"torch": torch, "torch.nn.functional": F, "torch.cuda": torch.cuda, "torch.linalg": torch.linalg,
-               "torch.fft": torch.fft, "torch.special": torch.special, "torch._C._nn": torch._C._nn,
-               "time": time, "math": math, "statistics": statistics}
+               "torch.fft": torch.fft, "torch.special": torch.special, "torch._C": torch._C,
+               "torch._C._nn": torch._C._nn, "time": time, "math": math, "statistics": statistics}
     modules.update({module.__name__: module for module in (
         harness.child.check, harness.child.common, harness.child.defenses, harness.child.observe,
         harness.child.timing)})
