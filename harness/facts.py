@@ -70,16 +70,24 @@ def vector_isa(flags: set[str]) -> str | None:
     return None
 
 
-def cpu_facts() -> TargetFacts:
-    memory_gb = None
+def usable_cores() -> int:
+    """The CPUs this process may run on (hyperthreads count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def meminfo_bytes(field: str) -> int | None:
+    """A /proc/meminfo figure (MemTotal, MemAvailable) in bytes; None where it cannot be read."""
     try:
-        kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                  if line.startswith("MemTotal"))
-        memory_gb = round(kb * 1024 / 1e9, 1)
-    except (OSError, StopIteration, ValueError):
-        pass
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return TargetFacts(target="cpu", name=cpu_name(), cores=cores, memory_gb=memory_gb,
+        return next(int(line.split()[1]) * 1024 for line in Path("/proc/meminfo").read_text().splitlines()
+                    if line.startswith(f"{field}:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+
+
+def cpu_facts() -> TargetFacts:
+    total = meminfo_bytes("MemTotal")
+    memory_gb = None if total is None else round(total / 1e9, 1)
+    return TargetFacts(target="cpu", name=cpu_name(), cores=usable_cores(), memory_gb=memory_gb,
                        vector_isa=vector_isa(set((cpuinfo("flags", "Features") or "").split())))
 
 

@@ -115,7 +115,7 @@ def plan(lines: list[str], dependencies: tuple[str, list[str]] | None) -> Plan |
     tools = [_tool(command) for command in commands]
     if tools.count("cudafe++") != 1 or tools.count("fatbinary") != 1 or "cicc" not in tools:
         return None
-    front = commands.index(next(c for c, t in zip(commands, tools) if t == "cudafe++"))
+    front = tools.index("cudafe++")
     module_id = _option(commands[front], "--module_id_file_name")
     host_source = _option(commands[front], "--gen_c_file_name")
     tokens = _split(commands[front])
@@ -213,8 +213,8 @@ def run_split(nvcc: str, args: list[str]) -> int:
         dry = subprocess.run([nvcc, "--dryrun", *args], env=environ, stdin=subprocess.DEVNULL,
                              capture_output=True, text=True)
         lines = [line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")]
-        dependencies = dependency_command(nvcc, args) if "-MD" in args else None
-        split = plan(lines, dependencies) if dry.returncode == 0 and ("-MD" in args) == bool(dependencies) else None
+        # -MD in a form dependency_command does not read: its filter step has no stand-in, so plan() says None
+        split = plan(lines, dependency_command(nvcc, args)) if dry.returncode == 0 else None
         sources = [arg for arg in args if arg.endswith(".cu") and Path(arg).is_file()]
         if split is None or len(sources) != 1:
             return plain(nvcc, args)

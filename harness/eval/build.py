@@ -27,6 +27,7 @@ from harness.eval.build_cost import TORCH_HEADERS, expected_build_cost
 from harness.eval.cache import LOCK, touch
 from harness.eval.confine import Confinement
 from harness.eval.pch_maker import make_requested_pchs, trusted_keys
+from harness.facts import meminfo_bytes, usable_cores
 from harness.process import (
     CANDIDATE_FILE,
     CANDIDATE_STARTS,
@@ -195,29 +196,12 @@ class FrontEnds:
 
     def _room(self) -> bool:
         busy = max(self.running + self.splits, os.getloadavg()[0])
-        free = _available_memory()
-        return busy + 1 <= _cores() and free is not None and free >= self.RESERVE + (self.splits + 1) * self.MEMORY
+        free = meminfo_bytes("MemAvailable")
+        enough = free is not None and free >= self.RESERVE + (self.splits + 1) * self.MEMORY
+        return busy + 1 <= usable_cores() and enough
 
 
 FRONT_ENDS = FrontEnds()  # this process's builds, whichever batch or command started them
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _available_memory() -> int | None:
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 @contextlib.contextmanager

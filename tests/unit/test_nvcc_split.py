@@ -211,8 +211,8 @@ def test_splits_are_granted_to_torch_header_builds_while_cores_and_memory_are_fr
 
     heavy = 'load_inline(name="x", cpp_sources="", cuda_sources=CUDA)'
     assert build_module.expected_build_cost(heavy) == TORCH_HEADERS
-    monkeypatch.setattr(build_module, "_cores", lambda: 8)
-    monkeypatch.setattr(build_module, "_available_memory", lambda: 64 << 30)
+    monkeypatch.setattr(build_module, "usable_cores", lambda: 8)
+    monkeypatch.setattr(build_module, "meminfo_bytes", lambda field: 64 << 30)
     monkeypatch.setattr(build_module.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     front_ends = FrontEnds()
     with front_ends.build("import torch\n") as lean:
@@ -228,10 +228,10 @@ def test_splits_are_granted_to_torch_header_builds_while_cores_and_memory_are_fr
     with front_ends.build(heavy) as split:
         assert not split
     monkeypatch.setattr(build_module.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    monkeypatch.setattr(build_module, "_available_memory", lambda: 10 << 30)  # 8 GiB kept free, 3 GiB a split
+    monkeypatch.setattr(build_module, "meminfo_bytes", lambda field: 10 << 30)  # 8 GiB kept free, 3 GiB a split
     with front_ends.build(heavy) as split:
         assert not split
-    monkeypatch.setattr(build_module, "_available_memory", lambda: None)
+    monkeypatch.setattr(build_module, "meminfo_bytes", lambda field: None)
     with front_ends.build(heavy) as split:
         assert not split
 
