@@ -28,9 +28,12 @@ import time
 # side of a timed call costs beyond an empty round trip, and honest relus came within 0.01 ms of timing_disputed.
 TARGETS = ("cpu",)
 STOP, CONTINUE = b"s", b"c"
-# A thread's states that run no code of the candidate's: stopped (T), stopped by a tracer (t: a tracer of the
-# candidate's is stopped too), in uninterruptible sleep (D: it stops on its way back from the kernel), dead.
-STOPPED = frozenset("TtDZX")
+# A thread's states that run no code of the candidate's and start no process: stopped (T), stopped by a tracer (t: a
+# tracer of the candidate's is stopped too), dead. Uninterruptible sleep (D) is not among them: such a thread stops
+# on its way back from the kernel, but a fork sleeping there attaches its child after a pass has listed the processes
+# (a process forked during a stop read R with 0 ticks, on a loaded 2-core machine), so a stop waits it out.
+STOPPED = frozenset("TtZX")
+SLEEPING = "D"
 # A stopped thread reads T only once it has been scheduled to take the signal, which a loaded machine delays (50 ms
 # was a guess never measured against one). The wait ends as soon as all read stopped, so only a busy machine pays.
 STOP_WAIT_S = 2.0
@@ -55,23 +58,27 @@ def serve(fd: int) -> None:
 
 def stop_all() -> int:
     """SIGSTOP every process of this PID namespace but this one, again for each that still has a thread running,
-    until a pass finds none running and no new process (a fork that returned during the pass: its child was not in
-    the pass's list when its parent read stopped), or STOP_WAIT_S is over; returns how many processes still had a
-    running thread then. Every process is signalled once whatever its state: one in a system call (D) reads stopped
-    but would run on its return without it."""
+    until a pass finds every thread stopped and no new process (a fork that returned during the pass: its child was
+    not in the pass's list when its parent read stopped), or STOP_WAIT_S is over; returns how many processes still had
+    a thread running code then (one only in uninterruptible sleep, e.g. a vfork's parent whose child is stopped, runs
+    none). Every process is signalled once whatever its state: one in a system call (D) would run on its return
+    without it."""
     deadline = time.monotonic() + STOP_WAIT_S
     signalled: set[int] = set()
     while True:
         others = set(_others())
-        running = [pid for pid in others if _running(pid)]
-        for pid in {*running, *(others - signalled)}:
+        states = {pid: _states(pid) for pid in others}
+        unstopped = {pid for pid, found in states.items() if not found <= STOPPED}
+        for pid in unstopped | (others - signalled):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGSTOP)
         signalled |= others
-        if not running and set(_others()) <= others:  # all stopped, so none can fork any more
+        appeared = not set(_others()) <= others
+        if not unstopped and not appeared:  # all stopped, so none can fork any more
             return 0
         if time.monotonic() >= deadline:
-            return max(len(running), 1)
+            running = [pid for pid in unstopped if not states[pid] <= STOPPED | {SLEEPING}]
+            return len(running) or int(appeared)
         time.sleep(0.0001)
 
 
@@ -86,21 +93,20 @@ def _others() -> list[int]:
     return [int(name) for name in os.listdir("/proc") if name.isdigit() and int(name) != me]
 
 
-def _running(pid: int) -> bool:
-    """Whether any thread of `pid` is in a state that runs code (its /proc stat's state, after the name)."""
+def _states(pid: int) -> set[str]:
+    """The states of `pid`'s threads (each one's /proc stat state, after the name); none if it is gone."""
     try:
         threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return False  # gone
+        return set()
+    found = set()
     for tid in threads:
         try:
             with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
-                state = f.read().rpartition(b")")[2][1:2].decode()
+                found.add(f.read().rpartition(b")")[2][1:2].decode())
         except OSError:
             continue
-        if state not in STOPPED:
-            return True
-    return False
+    return found
 
 
 class Freezer:
