@@ -4,8 +4,10 @@ For one `.cu`, nvcc runs cudafe++ (the host front end) and then cicc (the device
 and both parse the whole translation unit: with torch's headers in it each took 16-49 s. cicc waits only for the
 module id cudafe++ writes at its end. This driver asks nvcc for its commands (`--dryrun`), writes a module id of its
 own for both to read, runs the host chain (preprocessing, cudafe++) beside the device chain (preprocessing, cicc,
-ptxas, fatbinary) and, for `-MD -MF FILE`, nvcc's own `-M` into FILE beside both, then the host compiler, as nvcc
-would. The build takes the longer chain's time, not the sum.
+ptxas, fatbinary), then the host compiler, as nvcc would. The build takes the longer chain's time, not the sum. For
+`-MD -MF FILE`, nvcc writes FILE itself from its preprocessed files' line markers; so does this driver, the same
+way, and where a marker or a name is of a form whose treatment was not compared with nvcc's it asks nvcc's own `-M`
+(which preprocesses the whole file again, 3 CPU seconds with torch's headers).
 
 What the build means is unchanged: the same commands with the same flags and inputs. The module id (a name unique
 to the translation unit, which also names its anonymous namespaces) is ours instead of the one nvcc derives: the
@@ -43,17 +45,28 @@ PLAIN_OPTIONS = {
 }
 PATH_VARIABLES = ("PATH", "LD_LIBRARY_PATH")
 FILTER = re.compile(r"-- Filter Dependencies -- > (.+)")  # nvcc's own step for -MD: no command to run
+MARKER_LIKE = re.compile(rb"\n([ \t]*#[ \t]*[0-9][^\n]*)")  # a line marker, or text that looks like one
+MARKER = re.compile(rb'# ([0-9]+) "([^"\\]*)"(?: [1-4])*')  # the form the host compiler writes
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_./+,@%=~-]+")  # written as it is (a space is escaped: `\ `)
 
 
 @dataclass
 class Step:
     index: int                 # in nvcc's order
     command: str | list[str]   # a line for the shell, as nvcc runs it, or an argument list
-    quiet: bool = False        # its output is not nvcc's (the -M standing in for nvcc's dependency filter)
     done: threading.Event = field(default_factory=threading.Event)
     status: int | None = None  # None: not run (an earlier step of its chain failed, or the run was stopped)
     out: bytes = b""
     err: bytes = b""
+
+
+@dataclass
+class Dependencies:
+    """`-MD -MF FILE ... -c SOURCE -o TARGET`, what torch's ninja file gives nvcc."""
+    file: str
+    target: str
+    source: str
+    command: list[str]  # nvcc's own `-M` into FILE, without compiling
 
 
 @dataclass
@@ -62,6 +75,8 @@ class Plan:
     finish: list[Step]        # then: nvcc's `rm` of its fatbin and the host compiler
     module_id_file: str
     env: dict[str, str]
+    filter_index: int | None = None                   # where nvcc writes the dependency file, if it does
+    preprocessed: list[str] = field(default_factory=list)  # the files it reads them from, in its order
 
 
 def is_plain(args: list[str], environ: dict[str, str]) -> bool:
@@ -77,10 +92,9 @@ def is_plain(args: list[str], environ: dict[str, str]) -> bool:
     return False
 
 
-def dependency_command(nvcc: str, args: list[str]) -> tuple[str, list[str]] | None:
-    """For `-MD -MF FILE ... -c SRC -o OUT` (what torch's ninja file gives nvcc): FILE, and the nvcc command that
-    writes into it what nvcc's -MD would (`-M -MT OUT -MF FILE`, without compiling); None where the arguments are of
-    another form."""
+def dependencies(nvcc: str, args: list[str]) -> Dependencies | None:
+    """For `-MD -MF FILE ... -c SOURCE -o OUT`: FILE, OUT, SOURCE and the nvcc command that writes into FILE what
+    nvcc's -MD would (`-M -MT OUT -MF FILE`, without compiling); None where the arguments are of another form."""
     rest, depfile, output, i = [], None, None, 0
     while i < len(args):
         arg = args[i]
@@ -96,12 +110,33 @@ def dependency_command(nvcc: str, args: list[str]) -> tuple[str, list[str]] | No
         if arg not in ("-MD", "-c", "--compile"):
             rest.append(arg)
         i += 1
-    if depfile is None or output is None or "-MD" not in args:
+    sources = [arg for arg in rest if arg.endswith(".cu")]
+    if depfile is None or output is None or "-MD" not in args or len(sources) != 1:
         return None
-    return depfile, [nvcc, "-M", "-MT", output, "-MF", depfile, *rest]
+    return Dependencies(depfile, output, sources[0], [nvcc, "-M", "-MT", output, "-MF", depfile, *rest])
 
 
-def plan(lines: list[str], dependencies: tuple[str, list[str]] | None) -> Plan | None:
+def derived_dependencies(deps: Dependencies, preprocessed: list[str]) -> str | None:
+    """The dependency file nvcc 13 writes for -MD, from the same preprocessed files: the source, then every file
+    whose line marker enters it at line 1 (`# 1 "NAME"`), in the order first seen, a space in a name escaped, the
+    target as it is. None where the file has a marker-like line not of the host compiler's own form (a raw string
+    can hold one) or a name of other characters: nvcc's handling of those was not compared, so its -M is asked."""
+    names: dict[str, None] = {}
+    for path in preprocessed:
+        for line in MARKER_LIKE.finditer(b"\n" + Path(path).read_bytes()):
+            marker = MARKER.fullmatch(line.group(1))
+            if marker is None:
+                return None
+            if marker.group(1) == b"1":
+                names.setdefault(os.fsdecode(marker.group(2)), None)
+    names.pop(deps.source, None)
+    if not names or not PLAIN_NAME.fullmatch(deps.target) or not all(
+            PLAIN_NAME.fullmatch(name.replace(" ", "_")) for name in [deps.source, *names]):
+        return None
+    return f"{deps.target} : " + " \\\n    ".join(name.replace(" ", "\\ ") for name in [deps.source, *names]) + "\n"
+
+
+def plan(lines: list[str], deps: Dependencies | None) -> Plan | None:
     """nvcc's plan (the `#$ ` lines of its dry run) as chains that may run at once, or None where it is not the
     whole-program compile of one `.cu` to an object: then nvcc runs as it is."""
     assignments: dict[str, str] = {}
@@ -125,16 +160,20 @@ def plan(lines: list[str], dependencies: tuple[str, list[str]] | None) -> Plan |
     last = tools.index("fatbinary")
     host: list[Step] = []
     device: list[Step] = []
-    quiet: list[Step] = []
+    filter_index: int | None = None
+    preprocessed: list[str] = []
     for index, (command, tool) in enumerate(zip(commands[:last + 1], tools)):
         filtered = FILTER.fullmatch(command)
         if filtered:
-            if dependencies is None or filtered.group(1).strip() != dependencies[0] or quiet:
+            if deps is None or filtered.group(1).strip() != deps.file or filter_index is not None:
                 return None
-            quiet.append(Step(index, dependencies[1], quiet=True))
+            filter_index = index
         elif tool == "cudafe++":
             host.append(Step(index, re.sub(r"(?<=\s)--gen_module_id_file(?=\s)", "", command, count=1)))
         elif _is_preprocessing(command):
+            if filter_index is not None:  # nvcc's filter reads every preprocessed file: not one made after it
+                return None
+            preprocessed.append(_output(command))
             (host if _output(command) == host_input else device).append(Step(index, command))
         elif tool in ("cicc", "ptxas", "fatbinary"):
             if tool == "cicc" and ("--device-c" in _split(command) or module_id not in command):
@@ -142,7 +181,7 @@ def plan(lines: list[str], dependencies: tuple[str, list[str]] | None) -> Plan |
             device.append(Step(index, command))
         else:
             return None
-    if len(host) != 2 or host[0].index > host[1].index or not device or (dependencies is None) != (not quiet):
+    if len(host) != 2 or host[0].index > host[1].index or not device or (deps is None) != (filter_index is None):
         return None
     if any(host_source in step.command or host_input in step.command for step in device):
         return None
@@ -155,8 +194,8 @@ def plan(lines: list[str], dependencies: tuple[str, list[str]] | None) -> Plan |
         return None
     env = {name: value for name, value in assignments.items()
            if name in PATH_VARIABLES or any(f"${name}" in command for command in commands)}
-    return Plan(chains=[chain for chain in (host, device, quiet) if chain], finish=finish,
-                module_id_file=module_id, env=env)
+    return Plan(chains=[host, device], finish=finish, module_id_file=module_id, env=env, filter_index=filter_index,
+                preprocessed=preprocessed)
 
 
 def module_id(source: str, args: list[str]) -> str:
@@ -213,8 +252,9 @@ def run_split(nvcc: str, args: list[str]) -> int:
         dry = subprocess.run([nvcc, "--dryrun", *args], env=environ, stdin=subprocess.DEVNULL,
                              capture_output=True, text=True)
         lines = [line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")]
-        # -MD in a form dependency_command does not read: its filter step has no stand-in, so plan() says None
-        split = plan(lines, dependency_command(nvcc, args)) if dry.returncode == 0 else None
+        # -MD in a form dependencies() does not read: its filter step has no stand-in, so plan() says None
+        deps = dependencies(nvcc, args)
+        split = plan(lines, deps) if dry.returncode == 0 else None
         sources = [arg for arg in args if arg.endswith(".cu") and Path(arg).is_file()]
         if split is None or len(sources) != 1:
             return plain(nvcc, args)
@@ -224,19 +264,25 @@ def run_split(nvcc: str, args: list[str]) -> int:
         chains = [Chain(steps, env, merged) for steps in split.chains]
         for chain in chains:
             chain.start()
+        filtering = split.filter_index
         for step in sorted((step for chain in split.chains for step in chain), key=lambda step: step.index):
+            if filtering is not None and step.index > filtering:  # every step before nvcc's filter succeeded
+                filtering = None
+                if not write_dependencies(deps, split.preprocessed, env):  # a -M failed where nvcc did not
+                    _stop(chains)
+                    return plain(nvcc, args)
             step.done.wait()
-            if step.status is None or _killed(step.status) or (step.quiet and step.status):
+            if step.status is None or _killed(step.status):
                 # A command that could not start or died of a signal (two front ends at once may run out of
-                # memory where one would not; nvcc says so its own way), or a -M that failed where the
-                # compile did not: the answer is plain nvcc's.
+                # memory where one would not; nvcc says so its own way): the answer is plain nvcc's.
                 _stop(chains)
                 return plain(nvcc, args)
-            if not step.quiet:
-                _write(step)
+            _write(step)
             if step.status:  # the step nvcc would have stopped at
                 _stop(chains)
                 return step.status
+        if filtering is not None and not write_dependencies(deps, split.preprocessed, env):
+            return plain(nvcc, args)
         for step in split.finish[:-1]:  # nvcc's `rm` of its fatbin: a file already gone is no failure
             for name in _split(step.command)[1:]:
                 Path(name).unlink(missing_ok=True)
@@ -245,6 +291,15 @@ def run_split(nvcc: str, args: list[str]) -> int:
     finally:
         _stop(chains)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def write_dependencies(deps: Dependencies, preprocessed: list[str], env: dict[str, str]) -> bool:
+    """nvcc's -MD file, derived where it can be, else from nvcc's own -M (whose output -MD would not print)."""
+    text = derived_dependencies(deps, preprocessed)
+    if text is not None:
+        Path(deps.file).write_text(text)
+        return True
+    return subprocess.run(deps.command, env=env, stdin=subprocess.DEVNULL, capture_output=True).returncode == 0
 
 
 def plain(nvcc: str, args: list[str]) -> int:

@@ -55,12 +55,12 @@ def _object(path: Path) -> bytes:
     return re.sub(rb"_[0-9a-f]{8}_\d+_\w+?_cu_[0-9a-f]{8}", b"MODULE_ID", data)
 
 
-def compile_both(work: Path, source: str, flags: list[str], merged: bool, depfile: bool):
-    """Plain nvcc, then the driver, in one directory (-lineinfo writes it into the object): each one's status,
-    output, and where its files were put."""
+def compile_both(work: Path, source: str, flags: list[str], merged: bool, depfile: bool, nvcc: str = NVCC):
+    """Plain nvcc, then the driver (given `nvcc`), in one directory (-lineinfo writes it into the object): each
+    one's status, output, and where its files were put."""
     (work / "kernel.cu").write_text(source)
     results = []
-    for name, prefix in (("plain", [NVCC]), ("split", [*DRIVER, NVCC])):
+    for name, prefix in (("plain", [NVCC]), ("split", [*DRIVER, nvcc])):
         deps = ["-MD", "-MF", "kernel.o.d"] if depfile else []
         status, out, err = run([*prefix, *deps, *flags, "-O3", "-c", "kernel.cu", "-o", "kernel.o"], work, merged)
         kept = work / name
@@ -110,15 +110,16 @@ def test_its_plan_runs_the_front_ends_apart_and_keeps_nvccs_order(tmp_path):
     args = ["-MD", "-MF", "kernel.o.d", *FLAGS["two archs, PTX too"], "-c", "kernel.cu", "-o", "kernel.o"]
     dry = subprocess.run([NVCC, "--dryrun", *args], cwd=tmp_path, capture_output=True, text=True, check=True)
     lines = [line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")]
-    plan = nvcc_split.plan(lines, nvcc_split.dependency_command(NVCC, args))
-    host, device, dependencies = plan.chains
+    plan = nvcc_split.plan(lines, nvcc_split.dependencies(NVCC, args))
+    host, device = plan.chains
     assert [nvcc_split._tool(step.command) for step in host][1] == "cudafe++"
     assert "--gen_module_id_file" not in host[1].command  # it reads ours, as cicc does
     assert [nvcc_split._tool(step.command) for step in device].count("cicc") == 2
     assert nvcc_split._tool(device[-1].command) == "fatbinary"
-    assert dependencies[0].quiet and dependencies[0].command[:6] == [NVCC, "-M", "-MT", "kernel.o", "-MF",
-                                                                     "kernel.o.d"]
-    indices = sorted(step.index for chain in plan.chains for step in chain)
+    # nvcc's filter comes after the three preprocessings (two archs, then the host) and reads them in that order
+    assert len(plan.preprocessed) == 3 and plan.preprocessed[-1] == nvcc_split._output(host[0].command)
+    assert plan.filter_index == host[0].index + 1 < host[1].index
+    indices = sorted([plan.filter_index, *(step.index for chain in plan.chains for step in chain)])
     assert indices == list(range(len(indices)))  # every step before the host compile, once
     assert nvcc_split._is_compile(plan.finish[-1].command)
     assert plan.env["CICC_PATH"] and "PATH" in plan.env
@@ -153,10 +154,63 @@ def test_a_plan_of_another_shape_is_not_split(tmp_path):
 
 def test_the_dependency_command_is_nvccs_own_minus_the_compile():
     args = ["-MD", "-MF", "o.d", "-DX=1", "-c", "/b/k.cu", "-o", "k.o", "-O3"]
-    assert nvcc_split.dependency_command("nvcc", args) == ("o.d", ["nvcc", "-M", "-MT", "k.o", "-MF", "o.d",
-                                                                   "-DX=1", "/b/k.cu", "-O3"])
-    assert nvcc_split.dependency_command("nvcc", ["-MD", "-c", "k.cu", "-o", "k.o"]) is None  # no file named
-    assert nvcc_split.dependency_command("nvcc", ["-MD", "-MF", "o.d", "-c", "k.cu", "-o=k.o"]) is None
+    assert nvcc_split.dependencies("nvcc", args) == nvcc_split.Dependencies(
+        "o.d", "k.o", "/b/k.cu", ["nvcc", "-M", "-MT", "k.o", "-MF", "o.d", "-DX=1", "/b/k.cu", "-O3"])
+    assert nvcc_split.dependencies("nvcc", ["-MD", "-c", "k.cu", "-o", "k.o"]) is None  # no file named
+    assert nvcc_split.dependencies("nvcc", ["-MD", "-MF", "o.d", "-c", "k.cu", "-o=k.o"]) is None
+
+
+# Sources whose dependency file nvcc writes from its preprocessed files in a way worth pinning down: headers only
+# some passes read, headers read twice or empty, a directory with a space, and raw strings holding lines that look
+# like line markers (nvcc lists `# 1 "NAME"` ones, gcc's form or not: the driver reads gcc's form and asks nvcc's
+# -M about any other).
+HEADERS = {"empty.h": "", "once.h": "#pragma once\nint once_v;\n",
+           "guarded.h": "#ifndef G\n#define G\nint g;\n#endif\n", "sp ace/spaced.h": "int spaced_v;\n"}
+DEPENDENCY_SOURCES = {
+    "per_pass_headers": ("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n#include <cassert>\n#endif\n"
+                         "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n#include <climits>\n#endif\n"
+                         "#ifndef __CUDA_ARCH__\n#include <cfloat>\n#endif\n" + KERNEL),
+    "headers_twice_and_empty": ('#include "empty.h"\n#include "once.h"\n#include "once.h"\n#include "guarded.h"\n'
+                                '#include "guarded.h"\n#include "spaced.h"\n' + KERNEL),
+    "gcc_form_markers_in_a_raw_string": ('const char* s = R"(\n# 1 "/a.h" 1\n# 1 "/d.h" 3 4\n# 3 "/c.h"\n'
+                                         '# 0 "/z.h"\n)";\n' + KERNEL),
+    "other_markers_in_a_raw_string": 'const char* s = R"(\n#1 "/e.h"\n  # 1 "/j.h"\n# 1 "/i.h"junk\n)";\n' + KERNEL,
+}
+
+
+@needs_nvcc
+@pytest.mark.parametrize("case", list(DEPENDENCY_SOURCES))
+def test_the_dependency_file_is_nvccs(tmp_path, case):
+    for name, text in HEADERS.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    logged = tmp_path / "nvcc-calls"
+    logging_nvcc = tmp_path / "nvcc"
+    logging_nvcc.write_text(f'#!/bin/sh\necho "$*" >> "{logged}"\nexec "{NVCC}" "$@"\n')
+    logging_nvcc.chmod(0o755)
+    flags = ["-gencode=arch=compute_90,code=sm_90", "-gencode=arch=compute_80,code=sm_80", "-I", "sp ace"]
+    (status, out, err, plain), (split_status, split_out, split_err, split) = compile_both(
+        tmp_path, DEPENDENCY_SOURCES[case], flags, True, True, str(logging_nvcc))
+    assert (split_status, split_out, split_err) == (status, out, err) and status == 0, out
+    assert (split / "kernel.o.d").read_text() == (plain / "kernel.o.d").read_text()
+    asked = [call for call in logged.read_text().splitlines() if call.startswith("-M ")]
+    assert len(asked) == (case == "other_markers_in_a_raw_string")  # nvcc's -M preprocesses everything again
+
+
+def _preprocessed(tmp_path: Path, text: str) -> str:
+    (tmp_path / "x.ii").write_bytes(text.encode())
+    return str(tmp_path / "x.ii")
+
+
+def test_the_dependency_file_is_derived_from_gcc_s_markers_and_asked_of_nvcc_otherwise(tmp_path):
+    deps = nvcc_split.Dependencies("k.o.d", "k.o", "k.cu", [])
+    gcc = '# 0 "k.cu"\n# 0 "<built-in>"\n# 1 "/usr/a b.h" 1 3 4\n# 9 "/c.h"\nint x;\n# 1 "k.cu"\n# 1 "/d.h" 2\n'
+    assert nvcc_split.derived_dependencies(deps, [_preprocessed(tmp_path, gcc)]) == (
+        "k.o : k.cu \\\n    /usr/a\\ b.h \\\n    /d.h\n")
+    for odd in ('  # 1 "/j.h"\n', '#1 "/e.h"\n', '# 1 "/i.h"junk\n', '# 1 "/q\\"h"\n', '# 1 "<built-in>"\n',
+                '# 1 "/$.h"\n'):
+        assert nvcc_split.derived_dependencies(deps, [_preprocessed(tmp_path, gcc + odd)]) is None, odd
+    assert nvcc_split.derived_dependencies(deps, [_preprocessed(tmp_path, '# 0 "k.cu"\nint x;\n')]) is None
 
 
 def test_the_module_id_is_nvccs_form_and_unique_to_the_source(tmp_path):
