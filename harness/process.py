@@ -43,6 +43,8 @@ PCH_DIR_ENV = "HARNESS_PCH_DIR"
 PCH_HEADER = Path("torch") / "extension.h"  # in each PCH directory: a link to torch's header,
 PCH_FILE = PCH_HEADER.with_name(PCH_HEADER.name + ".gch")  # the PCH beside it,
 PCH_FAILED = "failed.log"  # and, where making it failed or it was retired, why
+HOST_PCH_PREFIX = "prefix.h"  # or, in a directory of nvcc's host compile (child/host_pch.py), the shared text
+HOST_PCH_FILE = HOST_PCH_PREFIX + ".gch"  # and its PCH
 PCH_REQUESTS = "pch-requests.jsonl"
 PCH_REQUESTS_ENV = "HARNESS_PCH_REQUESTS"
 PCH_COMMAND = "command.json"
@@ -323,3 +325,11 @@ def append_line(path: Path, record: dict) -> None:
     """One JSON line for run_each's reader (the child side)."""
     with path.open("a") as f:
         f.write(json.dumps(record, default=str) + "\n")
+
+
+def request_pch(record: dict) -> None:
+    """Ask the parent for a PCH to be made, retired or marked used after this build (a build child, and the
+    compilers it starts, may not write them)."""
+    path = os.environ.get(PCH_REQUESTS_ENV)
+    if path:
+        append_line(Path(path), record)

@@ -102,7 +102,7 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
             try:
                 if given and not Path(given).is_dir():  # torch writes into it without creating it
                     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(given))
-                with _split_nvcc(cpp_ext, mode == "build"):
+                with _nvcc_driver(cpp_ext, mode == "build", sole_cu=with_pch):
                     result = _build_extension(cpp_ext, real, bound, target, with_pch)
             except Exception as exc:
                 if mode == "build":
@@ -125,23 +125,27 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
 
 
 @contextlib.contextmanager
-def _split_nvcc(cpp_ext, building: bool):
-    """For a build the parent granted a second core (eval/build.py FrontEnds), torch's nvcc command is our driver
-    of it (nvcc_split.py), through the variable torch reads for it, PYTORCH_NVCC. Not where that is set already
-    (by the user or the candidate: theirs stands), where torch would put ccache or sccache before nvcc, or where
-    torch has no CUDA."""
+def _nvcc_driver(cpp_ext, building: bool, sole_cu: bool):
+    """In a build, torch's nvcc command is our driver of it (nvcc_split.py), through the variable torch reads for
+    it, PYTORCH_NVCC: where the parent granted a second core (eval/build.py FrontEnds), nvcc's front ends run side
+    by side; in load_inline, whose extension has one `.cu`, the host compile takes a precompiled head where one fits
+    (host_pch.py). Not where PYTORCH_NVCC is set already (by the user or the candidate: theirs stands), where torch
+    would put ccache or sccache before nvcc, or where torch has no CUDA."""
     command = None
-    if building and os.environ.get(SPLIT_NVCC_ENV) == "1" and "PYTORCH_NVCC" not in os.environ:
+    split = os.environ.get(SPLIT_NVCC_ENV) == "1"
+    if building and (split or sole_cu) and "PYTORCH_NVCC" not in os.environ:
         try:
             nvcc = cpp_ext._join_cuda_home("bin", "nvcc")
             wrapped = getattr(cpp_ext, "_wrap_compiler", lambda compiler: [compiler])(nvcc)
             if list(wrapped) == [nvcc] and not cpp_ext.IS_HIP_EXTENSION:
-                command = shlex.join([*CHILD, "nvcc", nvcc])
+                options = ([] if split else ["--one-chain"]) + (["--host-pch"] if sole_cu else [])
+                command = shlex.join([*CHILD, "nvcc", *options, nvcc])
         except Exception:  # noqa: BLE001 - no CUDA here, or a torch without these: plain nvcc
             command = None
-    if command is not None:
+    if command is not None and split:
         print("harness: nvcc's host and device front ends run side by side (a core is free for the second)",
               file=sys.stderr)
+    if command is not None:
         os.environ["PYTORCH_NVCC"] = command
     try:
         yield

@@ -32,6 +32,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.child import host_pch
+
 # nvcc options after which its plan is not the one split here, or whose effect is nvcc's own (not a command).
 PLAIN_OPTIONS = {
     "--dryrun", "-dryrun", "--verbose", "-v", "--keep", "-keep", "--keep-dir", "-keep-dir", "--save-temps",
@@ -75,6 +77,7 @@ class Plan:
     finish: list[Step]        # then: nvcc's `rm` of its fatbin and the host compiler
     module_id_file: str
     env: dict[str, str]
+    host_source: str = ""                             # cudafe++'s output, which the host compiler compiles
     filter_index: int | None = None                   # where nvcc writes the dependency file, if it does
     preprocessed: list[str] = field(default_factory=list)  # the files it reads them from, in its order
 
@@ -194,8 +197,8 @@ def plan(lines: list[str], deps: Dependencies | None) -> Plan | None:
         return None
     env = {name: value for name, value in assignments.items()
            if name in PATH_VARIABLES or any(f"${name}" in command for command in commands)}
-    return Plan(chains=[host, device], finish=finish, module_id_file=module_id, env=env, filter_index=filter_index,
-                preprocessed=preprocessed)
+    return Plan(chains=[host, device], finish=finish, module_id_file=module_id, env=env, host_source=host_source,
+                filter_index=filter_index, preprocessed=preprocessed)
 
 
 def module_id(source: str, args: list[str]) -> str:
@@ -244,7 +247,9 @@ class Chain(threading.Thread):
                 self.process.kill()
 
 
-def run_split(nvcc: str, args: list[str]) -> int:
+def run_split(nvcc: str, args: list[str], parallel: bool = True, header=None) -> int:
+    """nvcc's plan, its front ends side by side where `parallel`, its host compile with `header` (host_pch.Header)
+    where one is given."""
     scratch = tempfile.mkdtemp(prefix="harness-nvcc-")
     chains: list[Chain] = []
     try:
@@ -258,14 +263,17 @@ def run_split(nvcc: str, args: list[str]) -> int:
         sources = [arg for arg in args if arg.endswith(".cu") and Path(arg).is_file()]
         if split is None or len(sources) != 1:
             return plain(nvcc, args)
-        Path(split.module_id_file).write_text(module_id(sources[0], args))
+        # a header's own module id: the one its shared text was made with
+        Path(split.module_id_file).write_text(module_id(sources[0], args) if header is None
+                                              else host_pch.module_id(header.key))
         env = {**environ, **split.env}
         merged = _same_file(sys.stdout, sys.stderr)
-        chains = [Chain(steps, env, merged) for steps in split.chains]
+        in_order = sorted((step for chain in split.chains for step in chain), key=lambda step: step.index)
+        chains = [Chain(steps, env, merged) for steps in (split.chains if parallel else [in_order])]
         for chain in chains:
             chain.start()
         filtering = split.filter_index
-        for step in sorted((step for chain in split.chains for step in chain), key=lambda step: step.index):
+        for step in in_order:
             if filtering is not None and step.index > filtering:  # every step before nvcc's filter succeeded
                 filtering = None
                 if not write_dependencies(deps, split.preprocessed, env):  # a -M failed where nvcc did not
@@ -286,6 +294,10 @@ def run_split(nvcc: str, args: list[str]) -> int:
         for step in split.finish[:-1]:  # nvcc's `rm` of its fatbin: a file already gone is no failure
             for name in _split(step.command)[1:]:
                 Path(name).unlink(missing_ok=True)
+        if header is not None:
+            status = host_pch.compile_with(header, Path(split.host_source), split.finish[-1].command, env)
+            if status is not None:
+                return status
         return subprocess.run(["/bin/sh", "-c", split.finish[-1].command], env=env,
                               stdin=subprocess.DEVNULL).returncode
     finally:
@@ -307,13 +319,28 @@ def plain(nvcc: str, args: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    """`nvcc [--one-chain] [--host-pch] NVCC ARGS...`: --one-chain runs nvcc's commands one after another (no core
+    was granted for a second front end), --host-pch compiles the host side with a precompiled head where one fits
+    (host_pch.py; the loader asks for it where the `.cu` is its extension's only one)."""
+    options = set()
+    while argv and argv[0] in ("--one-chain", "--host-pch"):
+        options.add(argv.pop(0))
     if not argv:
-        print("usage: python -m harness.child nvcc NVCC [ARGS...]", file=sys.stderr)
+        print("usage: python -m harness.child nvcc [--one-chain] [--host-pch] NVCC [ARGS...]", file=sys.stderr)
         return 2
     nvcc, args = argv[0], argv[1:]
     if is_plain(args, dict(os.environ)):
         os.execv(nvcc, [nvcc, *args])
-    return run_split(nvcc, args)
+    sources = [arg for arg in args if arg.endswith(".cu") and Path(arg).is_file()]
+    header = None
+    if "--host-pch" in options and len(sources) == 1:
+        try:
+            header = host_pch.header_for(nvcc, args, sources[0])
+        except Exception as exc:  # noqa: BLE001 - a header only saves time: the build goes on without
+            print(f"harness: no precompiled host header ({exc!r})", file=sys.stderr)
+    if "--one-chain" in options and header is None:
+        os.execv(nvcc, [nvcc, *args])
+    return run_split(nvcc, args, parallel="--one-chain" not in options, header=header)
 
 
 def _stop(chains: list[Chain]) -> None:

@@ -36,15 +36,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness.child import host_pch
 from harness.process import (
     PCH_COMMAND,
     PCH_FAILED,
     PCH_FILE,
     PCH_HEADER,
-    PCH_REQUESTS_ENV,
     PCH_TRUSTED_ENV,
-    append_line,
     pch_root,
+    request_pch,
     write_atomic,
 )
 
@@ -72,9 +72,9 @@ def precompiled_header_dir(cpp_ext, arguments: dict) -> Path | None:
     if (directory / PCH_FAILED).is_file():
         return None
     if directory.name in os.environ.get(PCH_TRUSTED_ENV, "").split(","):
-        request({"use": directory.name})  # its last use, for the caches' cap (eval/cache.py)
+        request_pch({"use": directory.name})  # its last use, for the caches' cap (eval/cache.py)
         return directory
-    request({"make": directory.name, "command": command})
+    request_pch({"make": directory.name, "command": command})
     why = "fails its seal check" if (directory / PCH_FILE).is_file() else "is not made yet"
     print(f"harness: the precompiled torch/extension.h for these flags {why}; building without it (it is made "
           "after this build, for the next)", file=sys.stderr)
@@ -146,26 +146,23 @@ def _key(command: list[str]) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
-def request(record: dict) -> None:
-    """Ask the parent for a PCH to be made, retired or marked used after this build (a build child may not
-    write them)."""
-    path = os.environ.get(PCH_REQUESTS_ENV)
-    if path:
-        append_line(Path(path), record)
-
-
 def retire(directory: Path, why: str) -> None:
     """Never use this PCH again: a build failed with it and worked without it."""
-    request({"retire": directory.name, "why": why})
+    request_pch({"retire": directory.name, "why": why})
     print(f"harness: retiring the precompiled header in {directory}: {why}", file=sys.stderr)
 
 
 def make_main(directory: Path) -> int:
     """`pch DIR`: make the PCH of DIR/command.json in DIR, whose name must be that command's key (a child of
     its own, sandboxed to DIR: the command's flags are a candidate's). 0 made or there already, 1 not."""
+    command = json.loads((directory / PCH_COMMAND).read_text())
+    if (isinstance(command, list) and len(command) >= 2 and command[0] == host_pch.JOB
+            and all(isinstance(a, str) for a in command)):
+        from harness.child.nvcc_split import plan
+
+        return host_pch.make_main(directory, command, plan)
     import torch
 
-    command = json.loads((directory / PCH_COMMAND).read_text())
     header = Path(torch.__file__).parent / "include" / PCH_HEADER
     if not (isinstance(command, list) and all(isinstance(a, str) for a in command) and command[-1:] == [str(header)]
             and _key(command) == directory.name):

@@ -21,7 +21,17 @@ from pathlib import Path
 from harness import seal
 from harness.eval.cache import touch
 from harness.eval.confine import Confinement
-from harness.process import PCH_COMMAND, PCH_FAILED, PCH_FILE, child_env, pch_root, run_child, write_atomic
+from harness.process import (
+    HOST_PCH_FILE,
+    HOST_PCH_PREFIX,
+    PCH_COMMAND,
+    PCH_FAILED,
+    PCH_FILE,
+    child_env,
+    pch_root,
+    run_child,
+    write_atomic,
+)
 
 KEY = re.compile(r"[0-9a-f]{32}")
 MAX_REQUESTS = 4  # a build asks for one PCH a load_inline call; more is not an honest build's
@@ -69,13 +79,17 @@ def _make(directory: Path, command: list, confinement: Confinement | None) -> No
     write_atomic(directory / PCH_COMMAND, json.dumps(command))
     run_child(["pch", str(directory)], env=child_env({"CUDA_VISIBLE_DEVICES": ""}), timeout_s=PCH_TIMEOUT_S,
               log_path=directory / "make.log", cwd=directory, policy=confinement and confinement.policy(directory))
-    if (directory / PCH_FILE).is_file():
+    if _made(directory):
         seal_pch(directory)
+
+
+def _made(directory: Path) -> bool:
+    return (directory / PCH_FILE).is_file() or (directory / HOST_PCH_FILE).is_file()
 
 
 def _clear_unsealed(directory: Path) -> bool:
     """Remove a PCH that fails its seal, unless a maker holds the directory's lock (child/pch.py): False then."""
-    if not (directory / PCH_FILE).exists():
+    if not _made(directory) and not (directory / HOST_PCH_PREFIX).exists():
         return True
     with open(directory / "lock", "a") as lock:
         try:
@@ -83,14 +97,20 @@ def _clear_unsealed(directory: Path) -> bool:
         except BlockingIOError:
             return False
         shutil.rmtree(directory / PCH_FILE.parent, ignore_errors=True)
+        for name in (HOST_PCH_PREFIX, HOST_PCH_FILE):
+            (directory / name).unlink(missing_ok=True)
         return True
 
 
 def _identity(directory: Path) -> list[str]:
-    info = (directory / PCH_FILE).stat()
+    """The made files' identities: torch/extension.h's PCH and its header link, or nvcc's host text and its PCH."""
+    host = (directory / HOST_PCH_FILE).exists()
+    parts = [directory.name]
+    for path in [directory / HOST_PCH_PREFIX, directory / HOST_PCH_FILE] if host else [directory / PCH_FILE]:
+        info = path.stat()
+        parts += [str(info.st_ino), str(info.st_size), str(info.st_mtime_ns), str(info.st_ctime_ns)]
     header = directory / PCH_FILE.with_suffix("")
-    return [directory.name, str(info.st_ino), str(info.st_size), str(info.st_mtime_ns), str(info.st_ctime_ns),
-            os.readlink(header) if header.is_symlink() else "no link"]
+    return [*parts, os.readlink(header) if header.is_symlink() else "no link"]
 
 
 def seal_pch(directory: Path) -> None:

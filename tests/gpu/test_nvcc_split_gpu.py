@@ -42,3 +42,34 @@ def test_a_split_build_runs_as_plain_nvccs(tmp_path, monkeypatch):
     assert "-MD -MF" in split.build.log  # torch's dependency file, written by nvcc's own -M
     print(f"torch-header relu: built in {split.build.duration_s:.1f} s split, {plain.build.duration_s:.1f} s plain; "
           f"speedups {split.speedup:.2f}x and {plain.speedup:.2f}x")
+
+
+def test_a_build_with_the_host_header_runs_as_plain_nvccs(tmp_path, monkeypatch):
+    """The first torch-header build asks for nvcc's host header (child/host_pch.py), made after it; the next takes
+    it. Both, and one with plain nvcc, must be correct."""
+    import json
+
+    from harness.eval.pch_maker import trusted_keys
+    from harness.process import HOST_PCH_FILE
+
+    first_source, second_source, plain_source = batch("torch", 3, "host header")
+    monkeypatch.setenv("HARNESS_PCH_DIR", str(tmp_path / "pch"))  # made here, by this test's first build
+    settings = load_settings(results_dir=tmp_path / "results", timing={"budget_s": 2.0})
+    problem = resolve("level1/relu")
+    device = discover("cuda")
+    monkeypatch.delenv("PYTORCH_NVCC", raising=False)
+    results = {}
+    with Store(settings.db) as store:
+        for name, source in (("first", first_source), ("second", second_source), ("plain", plain_source)):
+            if name == "plain":
+                monkeypatch.setenv("PYTORCH_NVCC", shutil.which("nvcc"))
+            [(_, results[name])] = evaluate([Job(problem, candidate_from_source(source))], device=device,
+                                            settings=settings, store=store, run=name, kind="eval")
+    assert {name: r.status for name, r in results.items()} == dict.fromkeys(results, "correct"), {
+        name: r.error for name, r in results.items()}
+    (key,) = [key for key in trusted_keys() if (tmp_path / "pch" / key / HOST_PCH_FILE).is_file()]
+    used = [json.loads(line) for path in (tmp_path / "results").rglob("pch-requests.jsonl")
+            for line in path.read_text().splitlines()]
+    assert {"use": key} in used, used
+    print("torch-header relu: built in " + ", ".join(f"{r.build.duration_s:.1f} s {name}"
+                                                      for name, r in results.items()))

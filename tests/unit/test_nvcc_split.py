@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.child import nvcc_split
-from harness.child.loader import _split_nvcc
+from harness.child.loader import _nvcc_driver
 from harness.eval.build import FrontEnds
 from harness.eval.build_cost import TORCH_HEADERS
 from harness.process import CHILD, child_env
@@ -240,24 +240,28 @@ class FakeExtensions:
         return [self.wrapper, compiler] if self.wrapper else [compiler]
 
 
-def test_the_build_child_points_torch_at_the_driver_only_when_granted(monkeypatch):
+def test_the_build_child_points_torch_at_the_driver_where_it_splits_or_may_take_a_host_header(monkeypatch):
     monkeypatch.delenv("PYTORCH_NVCC", raising=False)
     monkeypatch.setenv("HARNESS_SPLIT_NVCC", "1")
-    with _split_nvcc(FakeExtensions("/opt/cuda"), building=True):
-        command = os.environ["PYTORCH_NVCC"]
-    assert command.endswith("-m harness.child nvcc /opt/cuda/bin/nvcc") and "PYTORCH_NVCC" not in os.environ
+    for sole_cu, options in ((False, ""), (True, " --host-pch")):
+        with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=sole_cu):
+            command = os.environ["PYTORCH_NVCC"]
+        assert command.endswith(f"-m harness.child nvcc{options} /opt/cuda/bin/nvcc")
+        assert "PYTORCH_NVCC" not in os.environ
     for extensions, building in ((FakeExtensions("/opt/cuda"), False),  # a build at evaluation time
                                  (FakeExtensions(None), True),  # no CUDA
                                  (FakeExtensions("/opt/cuda", wrapper="ccache"), True)):  # torch would use ccache
-        with _split_nvcc(extensions, building):
+        with _nvcc_driver(extensions, building, sole_cu=True):
             assert "PYTORCH_NVCC" not in os.environ
     monkeypatch.setenv("PYTORCH_NVCC", "my-nvcc")  # the user's (or the candidate's) stands
-    with _split_nvcc(FakeExtensions("/opt/cuda"), building=True):
+    with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=True):
         assert os.environ["PYTORCH_NVCC"] == "my-nvcc"
     monkeypatch.delenv("PYTORCH_NVCC")
-    monkeypatch.delenv("HARNESS_SPLIT_NVCC")
-    with _split_nvcc(FakeExtensions("/opt/cuda"), building=True):
+    monkeypatch.delenv("HARNESS_SPLIT_NVCC")  # no second core: one chain, and only for a host header
+    with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=False):
         assert "PYTORCH_NVCC" not in os.environ
+    with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=True):
+        assert os.environ["PYTORCH_NVCC"].endswith("nvcc --one-chain --host-pch /opt/cuda/bin/nvcc")
 
 
 def test_splits_are_granted_to_torch_header_builds_while_cores_and_memory_are_free(monkeypatch):
