@@ -33,12 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.process import (
-    HOST_PCH_FILE as PCH,
-)
-from harness.process import (
-    HOST_PCH_PREFIX as PREFIX,
-)
-from harness.process import (
+    HOST_PCH_FILE,
+    HOST_PCH_PREFIX,
     PCH_FAILED,
     PCH_TRUSTED_ENV,
     pch_root,
@@ -46,6 +42,7 @@ from harness.process import (
     write_atomic,
 )
 
+PREFIX, PCH = HOST_PCH_PREFIX, HOST_PCH_FILE  # the shared text, and its precompiled header beside it
 RECIPE = 1
 JOB = "nvcc-host"  # the first word of a request's command: `pch DIR` makes this kind
 CANONICAL = "#include <torch/types.h>\n#include <torch/extension.h>\n"  # load_inline's implicit header, then the usual
