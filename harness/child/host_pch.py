@@ -1,10 +1,14 @@
 """A precompiled head for nvcc's host compile of a `.cu` that starts with torch's headers.
 
 nvcc's last step compiles cudafe++'s output (the `.cudafe1.cpp`: the whole translation unit as host code) with the
-host compiler; with torch's headers in it, 16-20 s, most of them parsing those headers again. A `.cu` that starts as
-most answers' do under load_inline (its implicit `torch/types.h`, then `torch/extension.h`) gives cudafe++ output
-that starts with the same text in every build of one flag set and one module id (the anonymous namespaces are named
-after it). A trusted child (`python -m harness.child pch DIR`, `make`) writes that text once per flag set, from a
+host compiler; with torch's headers in it, 16-20 s, most of them parsing those headers again. A load_inline `.cu`
+that includes `torch/extension.h`, as most answers' do, after the implicit `torch/types.h` gives cudafe++ output that
+starts with the same text in every build of one flag set and one module id (the anonymous namespaces are named after
+it), whatever follows: seen for the kernels and launchers of the bench's torch shape, and for `cuda.h`,
+`cuda_runtime.h`, `ATen/cuda/CUDAContext.h`, `c10/cuda/CUDAStream.h` or `c10/cuda/CUDAGuard.h` before or after it.
+Not for every source: cudafe++ writes a declaration as the whole translation unit leaves it (a `.cu` of
+`torch/types.h` alone declares valarray's `begin` without the `inline` that torch/extension.h's headers add later),
+so a build takes the text only where its own is byte for byte the same. A trusted child (`python -m harness.child pch DIR`, `make`) writes that text once per flag set, from a
 canonical `.cu`, with a GCC precompiled header of it. A build whose cudafe++ output starts with exactly that text,
 followed by a line marker, has the text replaced by an `#include` of it: GCC reads the precompiled header in its
 place, or the text itself where the header does not fit the command.
@@ -48,7 +52,10 @@ JOB = "nvcc-host"  # the first word of a request's command: `pch DIR` makes this
 CANONICAL = "#include <torch/types.h>\n#include <torch/extension.h>\n"  # load_inline's implicit header, then the usual
 END = "int harness_host_pch_end;\n"  # the canonical's own code: where the shared text ends
 NAMED_MARKER = re.compile(rb'# [0-9]+ "')
-INCLUDES = re.compile(r"\s*#\s*include\s*<torch/types\.h>\s*\n\s*#\s*include\s*<torch/extension\.h>\s*(\n|$)")
+# Where a build looks for its header: a `.cu` that starts with load_inline's implicit header and includes
+# torch/extension.h (headers before it that add nothing new, such as cuda_runtime.h, still give the same text)
+IMPLICIT = re.compile(r"\s*#\s*include\s*<torch/types\.h>")
+EXTENSION_H = re.compile(r"^\s*#\s*include\s*<torch/extension\.h>", re.MULTILINE)
 
 
 @dataclass
@@ -92,7 +99,7 @@ def header_for(nvcc: str, args: list[str], source: str) -> Header | None:
         text = Path(source).read_text(errors="replace")
     except OSError:
         return None
-    if flags is None or not INCLUDES.match(_without_comments(text)):
+    if flags is None or not IMPLICIT.match(_without_comments(text)) or not EXTENSION_H.search(text):
         return None
     header_key = key(nvcc, flags)
     directory = pch_root() / header_key

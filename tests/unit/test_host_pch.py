@@ -18,7 +18,7 @@ from harness.process import CHILD, PCH_DIR_ENV, PCH_FAILED, PCH_REQUESTS_ENV, PC
 NVCC = shutil.which("nvcc")
 FLAGS = ["-DTORCH_API_INCLUDE_EXTENSION_H", "-gencode=arch=compute_90,code=sm_90", "--compiler-options", "-fPIC",
          "-O3", "-std=c++17"]
-CUDA_CU = ("#include <torch/types.h>\n\n#include <torch/extension.h>\n#include <cuda_fp16.h>\n#include <vector>\n"
+CUDA_CU = ("#include <torch/types.h>\n\n#include <cuda_runtime.h>\n#include <torch/extension.h>\n#include <vector>\n"
            "__global__ void relu_kernel(const float* x, float* y, int64_t n) {\n"
            "    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n"
            "    if (i < n) y[i] = x[i] > 0.f ? x[i] : 0.f;\n}\n"
@@ -52,8 +52,10 @@ def test_the_flag_set_leaves_out_what_names_the_build_s_files_and_the_extension(
 def test_a_header_is_asked_for_then_taken_only_once_trusted(pch_env, monkeypatch):
     source = pch_env / "cuda.cu"
     args = ["-O3", "-c", str(source), "-o", "cuda.o"]
-    source.write_text("#include <torch/types.h>\n#include <cuda_runtime.h>\n")  # not the canonical's start
-    assert host_pch.header_for("nvcc", args, str(source)) is None and requests(pch_env) == []
+    for text in ("#include <torch/types.h>\n#include <cuda_runtime.h>\n",  # no torch/extension.h
+                 "#include <cuda_runtime.h>\n#include <torch/extension.h>\n"):  # no_implicit_headers=True
+        source.write_text(text)
+        assert host_pch.header_for("nvcc", args, str(source)) is None and requests(pch_env) == []
     source.write_text(CUDA_CU)
     assert host_pch.header_for("nvcc", args, str(source)) is None  # not made yet: asked for
     (asked,) = requests(pch_env)
