@@ -1,5 +1,6 @@
 """The precompiled headers a build asked for, made after it (child/pch.py says why a build child never makes
-them): each by `python -m harness.child pch DIR`, sandboxed to DIR, the key's own directory. What a request
+them; child/host_pch.py makes nvcc's host header the same way): each by `python -m harness.child pch DIR`,
+sandboxed to DIR, the key's own directory. What a request
 says is a candidate's word: the child checks that the command is the key's, so a forged request can only make
 the PCH of its own flags; a retire request costs later builds time, never a verdict; a use request (a build
 took an existing PCH) marks its last use for the caches' cap.
@@ -34,7 +35,7 @@ from harness.process import (
 )
 
 KEY = re.compile(r"[0-9a-f]{32}")
-MAX_REQUESTS = 4  # a build asks for one PCH a load_inline call; more is not an honest build's
+MAX_REQUESTS = 4  # a load_inline call asks for two (torch/extension.h's, nvcc's host text's): two calls' worth
 PCH_TIMEOUT_S = 600.0
 SEAL_FILE = "pch.seal"
 
