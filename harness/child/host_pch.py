@@ -2,13 +2,15 @@
 
 nvcc's last step compiles cudafe++'s output (the `.cudafe1.cpp`: the whole translation unit as host code) with the
 host compiler; with torch's headers in it, 16-20 s, most of them parsing those headers again. A load_inline `.cu`
-that includes `torch/extension.h`, as most answers' do, after the implicit `torch/types.h` gives cudafe++ output that
-starts with the same text in every build of one flag set and one module id (the anonymous namespaces are named after
-it), whatever follows: seen for the kernels and launchers of the bench's torch shape, `cuda_runtime.h` before it,
-and `cuda.h`, `ATen/cuda/CUDAContext.h`, `c10/cuda/CUDAStream.h` or `c10/cuda/CUDAGuard.h` after it.
-Not for every source: cudafe++ writes a declaration as the whole translation unit leaves it (a `.cu` of
-`torch/types.h` alone declares valarray's `begin` without the `inline` that torch/extension.h's headers add later),
-so a build takes the text only where its own is byte for byte the same. A trusted child (`python -m harness.child pch DIR`, `make`) writes that text once per flag set, from a
+that includes `torch/extension.h` after the implicit `torch/types.h`, as most answers' do, gives cudafe++ output
+that starts with the same text in every build of one flag set and one module id (the anonymous namespaces are named
+after it): seen for the bench's torch shape, `cuda_runtime.h` before it, and `cuda.h`, `ATen/cuda/CUDAContext.h`,
+`c10/cuda/CUDAStream.h` or `c10/cuda/CUDAGuard.h` after it. Not for every source: cudafe++ writes a declaration as
+the whole translation unit leaves it (a `.cu` of `torch/types.h` alone declares valarray's `begin` without the
+`inline` that torch/extension.h's headers add later), so a build takes the text only where its own is the same,
+byte for byte.
+
+A trusted child (`python -m harness.child pch DIR`, `make_main`) writes that text once per flag set, from a
 canonical `.cu`, with a GCC precompiled header of it. A build whose cudafe++ output starts with exactly that text,
 followed by a line marker, has the text replaced by an `#include` of it: GCC reads the precompiled header in its
 place, or the text itself where the header does not fit the command.
