@@ -213,8 +213,9 @@ def _make(directory: Path, nvcc: str, flags: list[str], plan: Callable) -> str |
         prefix = text[start:start - 1 + end.start() + 1]
         if not prefix.strip():
             return "the canonical's cudafe++ output has no shared text"
-        if re.search(rb"^#pragma GCC diagnostic (warning|error)", prefix, re.MULTILINE):
-            return "the shared text turns a warning on: a compile after it may not say what one without it would"
+        why = carried_state(prefix)
+        if why is not None:
+            return why
         (directory / PREFIX).write_bytes(prefix)
         host = shlex.split(split.finish[-1].command)
         if host.count(str(cudafe)) != 1 or "-o" not in host or host.count("-c") != 1 or "c++" not in host:
@@ -238,6 +239,22 @@ def _make(directory: Path, nvcc: str, flags: list[str], plan: Callable) -> str |
         return None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def carried_state(prefix: bytes) -> str | None:
+    """Why the code after the shared text might not compile as it would after the text itself, or None: a pragma
+    whose state outlives the text (GCC's precompiled header may not carry it), other than diagnostics that only
+    silence and a visibility pushed and popped within it."""
+    visibility = 0
+    for pragma in re.findall(rb"^[ \t]*#[ \t]*pragma[ \t]+([^\n]*)", prefix, re.MULTILINE):
+        words = pragma.replace(b"(", b" ").split()[:3]
+        if words[:2] == [b"GCC", b"diagnostic"] and words[2:] in ([b"push"], [b"pop"], [b"ignored"]):
+            continue
+        if words[:2] == [b"GCC", b"visibility"] and words[2:] in ([b"push"], [b"pop"]):
+            visibility += 1 if words[2] == b"push" else -1
+            continue
+        return f"the shared text has `#pragma {pragma.decode(errors='replace')}`, whose state may outlive it"
+    return None if visibility == 0 else "the shared text leaves a visibility pushed"
 
 
 def _outputs(command: list[str], work: Path, name: str) -> list[str]:

@@ -129,3 +129,12 @@ def test_a_torch_header_cu_compiled_with_its_host_header_is_plain_nvccs(pch_env,
     assert _normalized_object(pch_env / "by_driver.o") == _normalized_object(pch_env / "by_nvcc.o")
     depfile = (pch_env / "by_driver.d").read_text()
     assert depfile.replace("by_driver.o", "by_nvcc.o", 1) == (pch_env / "by_nvcc.d").read_text()
+
+
+def test_shared_text_whose_pragmas_outlive_it_makes_no_header():
+    silent = b'#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored "-Wattributes"\n#pragma GCC diagnostic pop\n'
+    balanced = b"#pragma GCC visibility push(default)\nint a;\n#pragma GCC visibility pop\n"
+    assert host_pch.carried_state(silent + balanced) is None
+    for carried in (b'#pragma GCC diagnostic warning "-Wall"\n', b"#pragma pack(push, 1)\n",
+                    b"#pragma GCC optimize(\"O0\")\n", b"#pragma GCC visibility push(default)\n"):
+        assert host_pch.carried_state(silent + carried + balanced) is not None, carried
