@@ -247,9 +247,9 @@ class Chain(threading.Thread):
                 self.process.kill()
 
 
-def run_split(nvcc: str, args: list[str], parallel: bool = True, header=None) -> int:
-    """nvcc's plan, its front ends side by side where `parallel`, its host compile with `header` (host_pch.Header)
-    where one is given."""
+def run_split(nvcc: str, args: list[str], source: str, parallel: bool = True, header=None) -> int:
+    """nvcc's plan for its one `.cu`, `source`, its front ends side by side where `parallel`, its host compile with
+    `header` (host_pch.Header, and the module id its shared text was made with) where one is given."""
     scratch = tempfile.mkdtemp(prefix="harness-nvcc-")
     chains: list[Chain] = []
     try:
@@ -260,11 +260,9 @@ def run_split(nvcc: str, args: list[str], parallel: bool = True, header=None) ->
         # -MD in a form dependencies() does not read: its filter step has no stand-in, so plan() says None
         deps = dependencies(nvcc, args)
         split = plan(lines, deps) if dry.returncode == 0 else None
-        sources = [arg for arg in args if arg.endswith(".cu") and Path(arg).is_file()]
-        if split is None or len(sources) != 1:
+        if split is None:
             return plain(nvcc, args)
-        # a header's own module id: the one its shared text was made with
-        Path(split.module_id_file).write_text(module_id(sources[0], args) if header is None
+        Path(split.module_id_file).write_text(module_id(source, args) if header is None
                                               else host_pch.module_id(header.key))
         env = {**environ, **split.env}
         merged = _same_file(sys.stdout, sys.stderr)
@@ -332,15 +330,17 @@ def main(argv: list[str]) -> int:
     if is_plain(args, dict(os.environ)):
         os.execv(nvcc, [nvcc, *args])
     sources = [arg for arg in args if arg.endswith(".cu") and Path(arg).is_file()]
+    if len(sources) != 1:  # not one `.cu` to split or to give a header
+        os.execv(nvcc, [nvcc, *args])
     header = None
-    if "--host-pch" in options and len(sources) == 1:
+    if "--host-pch" in options:
         try:
             header = host_pch.header_for(nvcc, args, sources[0])
         except Exception as exc:  # noqa: BLE001 - a header only saves time: the build goes on without
             print(f"harness: no precompiled host header ({exc!r})", file=sys.stderr)
     if "--one-chain" in options and header is None:
         os.execv(nvcc, [nvcc, *args])
-    return run_split(nvcc, args, parallel="--one-chain" not in options, header=header)
+    return run_split(nvcc, args, sources[0], parallel="--one-chain" not in options, header=header)
 
 
 def _stop(chains: list[Chain]) -> None:
