@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness import seal
@@ -41,9 +42,12 @@ SEAL_FILE = "pch.seal"
 
 
 def make_requested_pchs(requests: Path, confinement: Confinement | None) -> None:
+    """What a build asked for, after it: marks and retirements at once, then the PCHs to make, side by side (a
+    torch-header `.cu` asks for two, each one compiler's time: on an H200, 1-2 minutes each, which the build's
+    candidate waits out before its evaluation)."""
     if not requests.is_file():
         return
-    taken = 0
+    taken, makes = 0, {}
     with open(requests, "rb") as f:
         text = f.read(64 << 10).decode(errors="replace")  # a build child wrote it: read no more than requests need
     for line in text.splitlines()[:100]:
@@ -61,7 +65,10 @@ def make_requested_pchs(requests: Path, confinement: Confinement | None) -> None
             _retire(pch_root() / record["retire"], str(record.get("why", ""))[:500])
         elif _is_key(record.get("make")) and isinstance(record.get("command"), list):
             taken += 1
-            _make(pch_root() / record["make"], record["command"], confinement)
+            makes.setdefault(record["make"], record["command"])
+    if makes:
+        with ThreadPoolExecutor(len(makes)) as pool:
+            list(pool.map(lambda key: _make(pch_root() / key, makes[key], confinement), makes))
 
 
 def _is_key(value) -> bool:

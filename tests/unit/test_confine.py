@@ -43,9 +43,26 @@ def test_malformed_and_excess_requests_make_nothing(tmp_path, pch_root, monkeypa
     requests = tmp_path / "pch-requests.jsonl"
     requests.write_text("\n".join(lines) + "\n")
     pch_maker.make_requested_pchs(requests, None)
-    assert made == [["pch", str(pch_root / (key * 32))] for key in "a123"]  # MAX_REQUESTS well-formed ones
+    assert sorted(made) == [["pch", str(pch_root / (key * 32))] for key in "123a"]  # MAX_REQUESTS well-formed ones
     assert json.loads((pch_root / ("a" * 32) / "command.json").read_text()) == good["command"]
     assert sorted(p.name for p in pch_root.iterdir()) == [key * 32 for key in "123a"]
+
+
+def test_the_pchs_one_build_asked_for_are_made_side_by_side(tmp_path, pch_root, monkeypatch):
+    import threading
+
+    both_running = threading.Barrier(2, timeout=20)  # one make at a time never gets past it
+    made = []
+
+    def make(args, **kw):
+        both_running.wait()
+        made.append(args)
+
+    monkeypatch.setattr(pch_maker, "run_child", make)
+    requests = tmp_path / "pch-requests.jsonl"
+    requests.write_text("".join(json.dumps({"make": key * 32, "command": ["x"]}) + "\n" for key in "abb"))
+    pch_maker.make_requested_pchs(requests, None)
+    assert sorted(made) == [["pch", str(pch_root / (key * 32))] for key in "ab"]  # a key asked twice: made once
 
 
 def test_a_retire_request_retires_an_existing_pch_only(tmp_path, pch_root):
