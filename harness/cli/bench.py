@@ -33,6 +33,7 @@ def cmd_bench(args) -> int:
         raise UsageError(f"--shapes: {', '.join(unknown)} not a shape for target {device.target} "
                          f"(choose from {', '.join(SHAPES[device.target])})")
     results_dir = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="harness-bench-"))
+    kept = "" if args.results_dir or args.keep else " (removed at the end, also when stopped; --keep keeps it)"
     settings = load_settings(config_file=args.config, results_dir=results_dir, db_path=None, force=True, rebuild=False,
                              build_workers=args.build_workers, sandbox=args.sandbox,
                              timing={"budget_s": args.timing_budget})
@@ -43,7 +44,7 @@ def cmd_bench(args) -> int:
         if kernelbench:
             probe(kernelbench)
         err.print(f"[dim]bench on {escape(device.name)} ({device.target}); problem {bench.problem.id}; "
-                  f"{settings.build_workers} build workers; results in {results_dir}[/]")
+                  f"{settings.build_workers} build workers; results in {results_dir}{kept}[/]")
         err.print(f"[dim]prepared the clean baseline, the peaks and a warm-up build per shape in "
                   f"{bench.prepare(shapes):.1f} s[/]")
         if not bench.baseline_stands:

@@ -133,6 +133,8 @@ def stopped_by_signals():
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     resumable = args.command in ("run", "generate")
+    # a bench's temporary results directory goes with it: what it finished is in the lines it printed
+    stored = not (args.command == "bench" and not (args.results_dir or args.keep))
     try:
         with stopped_by_signals():
             return args.func(args)
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
         err.print(
             ("[red]interrupted[/]" if signum == signal.SIGINT else f"[red]stopped by {signal.Signals(signum).name}[/]")
-            + ": results finished so far are in the store"
+            + (": results finished so far are in the store" if stored else "")
             + ("; continue with --resume" if resumable else "")
         )
         return 128 + signum

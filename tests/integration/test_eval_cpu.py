@@ -212,6 +212,25 @@ def test_a_signal_to_the_harness_alone_stops_the_candidate_with_it(first_run, re
     assert not left, f"still running after the harness ended: {left}"
 
 
+def test_a_stopped_bench_says_its_temporary_results_are_gone(tmp_path):
+    """harness bench without --results-dir or --keep removes its results directory at the end, also when stopped:
+    its stop says so from the start, and does not send the user to a store that is gone."""
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "bench", "--target", "cpu", "--candidates", "1",
+                             "--serial", "0"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path)})
+    try:
+        first = proc.stderr.readline()
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    said = " ".join((first + rest).split())  # rich wraps lines at its width
+    assert "(removed at the end, also when stopped; --keep keeps it) stopped by SIGTERM" in said, said
+    assert proc.returncode == 128 + signal.SIGTERM and "in the store" not in said, said
+    assert not list(tmp_path.glob("harness-bench-*"))
+
+
 def test_default_relative_results_dir_works_from_any_directory(tmp_path):
     # The quickstart's default: ./results, relative to wherever the user stands.
     candidate = tmp_path / "answer" / "relu.py"
