@@ -43,8 +43,8 @@ SEAL_FILE = "pch.seal"
 
 def make_requested_pchs(requests: Path, confinement: Confinement | None) -> None:
     """What a build asked for, after it: marks and retirements at once, then the PCHs to make, side by side (a
-    torch-header `.cu` asks for two, each one compiler's time: on an H200, 1-2 minutes each, which the build's
-    candidate waits out before its evaluation)."""
+    load_inline with torch's header in its `.cu` asks for two, each one compiler's time, 1-2 minutes on an H200,
+    which the build's candidate waits out before its evaluation)."""
     if not requests.is_file():
         return
     taken, makes = 0, {}
