@@ -33,7 +33,7 @@ def cmd_bench(args) -> int:
         raise UsageError(f"--shapes: {', '.join(unknown)} not a shape for target {device.target} "
                          f"(choose from {', '.join(SHAPES[device.target])})")
     results_dir = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="harness-bench-"))
-    kept = "" if args.results_dir or args.keep else " (removed at the end, also when stopped; --keep keeps it)"
+    kept = " (removed at the end, also when stopped; --keep keeps it)" if removes_results(args) else ""
     settings = load_settings(config_file=args.config, results_dir=results_dir, db_path=None, force=True, rebuild=False,
                              build_workers=args.build_workers, sandbox=args.sandbox,
                              timing={"budget_s": args.timing_budget})
@@ -64,7 +64,7 @@ def cmd_bench(args) -> int:
                 scaling(bench, jobs, passes)
     finally:
         bench.close()
-        if not args.results_dir and not args.keep:
+        if removes_results(args):
             shutil.rmtree(results_dir, ignore_errors=True)
     if not args.json:
         show(passes.done, speedups(passes.done))
@@ -87,6 +87,11 @@ class Passes:
             ratios = {name: ratio for name, ratio in speedups(self.done).items() if name not in before}
             emit_json({**self.facts, **p.summary(), "ratios": ratios})
             sys.stdout.flush()
+
+
+def removes_results(args) -> bool:
+    """The results directory is a temporary one, removed when the bench ends, however it ends."""
+    return not (args.results_dir or args.keep)
 
 
 def checkout(args) -> versus.Checkout | None:

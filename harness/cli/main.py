@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     resumable = args.command in ("run", "generate")
     # a bench's temporary results directory goes with it: what it finished is in the lines it printed
-    stored = args.command != "bench" or bool(args.results_dir or args.keep)
+    stored = args.command != "bench" or not cli_bench.removes_results(args)
     try:
         with stopped_by_signals():
             return args.func(args)
