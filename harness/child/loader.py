@@ -179,11 +179,14 @@ def _build_extension(cpp_ext, real: Callable, bound, target: Path, with_pch: boo
         except Exception as exc:  # noqa: BLE001 - it must never fail a build that works without it
             print(f"harness: building without a precompiled torch/extension.h ({type(exc).__name__}: {exc})",
                   file=sys.stderr)
-    if pch is None:
+    if pch is None or shlex.quote(str(pch)) != str(pch):  # torch writes extra_cflags into ninja unquoted
         return real(*bound.args, **bound.kwargs)
     print(f"harness: using the precompiled torch/extension.h in {pch}", file=sys.stderr)
-    includes = bound.arguments.get("extra_include_paths")
-    bound.arguments["extra_include_paths"] = [str(pch), *(includes or [])]
+    # In the C++ flags alone: GCC searches -I before torch's -isystem wherever it stands, and nvcc's command
+    # stays torch's own (with it there, the `.cu` read torch/extension.h through our link, and its host header's
+    # key changed once this PCH was made)
+    cflags = bound.arguments.get("extra_cflags")
+    bound.arguments["extra_cflags"] = [*(cflags or []), f"-I{pch}"]
     # torch edits a list of sources in place (its include inserted, the binding appended) and bumps the
     # name's version (name_v1) for a second build in one process: a retry starts from neither.
     sources = {key: value for key, value in bound.arguments.items()
@@ -206,7 +209,7 @@ def _build_extension(cpp_ext, real: Callable, bound, target: Path, with_pch: boo
         as_torch_left_them()
         return result
     print(PCH_RETRY, file=sys.stderr, flush=True)
-    bound.arguments["extra_include_paths"] = includes
+    bound.arguments["extra_cflags"] = cflags
     bound.arguments.update(sources)
     if isinstance(versions, dict) and version is None:
         versions.pop(bound.arguments["name"], None)

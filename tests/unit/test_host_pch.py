@@ -138,3 +138,43 @@ def test_shared_text_whose_pragmas_outlive_it_makes_no_header():
     for carried in (b'#pragma GCC diagnostic warning "-Wall"\n', b"#pragma pack(push, 1)\n",
                     b"#pragma GCC optimize(\"O0\")\n", b"#pragma GCC visibility push(default)\n"):
         assert host_pch.carried_state(silent + carried + balanced) is not None, carried
+
+
+@pytest.mark.skipif(NVCC is None, reason="no nvcc on PATH")
+def test_nvcc_s_command_is_torch_s_own_whether_main_cpp_takes_its_pch_or_not(pch_env, monkeypatch):
+    """The precompiled torch/extension.h is for main.cpp alone: the `.cu`'s nvcc flags, and with them its host
+    header's key, are the same before and after that PCH is made (in nvcc's include path, it gave every build
+    after the first a host header key of its own, never made in time)."""
+    import inspect
+
+    import torch.utils.cpp_extension as cpp_ext
+
+    from harness.child import loader, pch
+    from harness.eval.pch_maker import seal_pch
+
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    monkeypatch.setattr(cpp_ext, "CUDA_HOME", str(Path(NVCC).resolve().parent.parent))  # None in a CPU torch
+    variables = []
+
+    def load_inline(*args, **kwargs):  # what torch writes in build.ninja for the call it is given
+        arguments = inspect.signature(cpp_ext.load_inline).bind(*args, **kwargs).arguments
+        variables.append(pch._ninja_variables(cpp_ext, arguments.get("extra_cflags") or [],
+                                              arguments.get("extra_include_paths") or [], True, False))
+
+    def build() -> None:
+        bound = inspect.signature(cpp_ext.load_inline).bind(
+            "relu", "torch::Tensor relu(torch::Tensor x);", CUDA_CU, functions=["relu"], extra_cflags=["-O1"])
+        loader._build_extension(cpp_ext, load_inline, bound, pch_env / "build", with_pch=True)
+
+    build()  # no PCH yet: asked for
+    (asked,) = requests(pch_env)
+    directory = pch_env / "pch" / asked["make"]
+    (directory / "torch").mkdir(parents=True)
+    (directory / pch.PCH_FILE).write_bytes(b"gch")
+    seal_pch(directory)
+    monkeypatch.setenv(PCH_TRUSTED_ENV, asked["make"])
+    build()  # with it
+    without, with_pch = variables
+    assert "-gencode=arch=compute_90" in without["cuda_cflags"]
+    assert with_pch["cuda_cflags"] == without["cuda_cflags"]
+    assert with_pch["cflags"] == f"{without['cflags']} -I{directory}"
