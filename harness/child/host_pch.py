@@ -10,10 +10,10 @@ the whole translation unit leaves it (a `.cu` of `torch/types.h` alone declares 
 `inline` that torch/extension.h's headers add later), so a build takes the text only where its own is the same,
 byte for byte.
 
-A trusted child (`python -m harness.child pch DIR`, `make_main`) writes that text once per flag set, from a
-canonical `.cu`, with a GCC precompiled header of it. A build whose cudafe++ output starts with exactly that text,
-followed by a line marker, has the text replaced by an `#include` of it: GCC reads the precompiled header in its
-place, or the text itself where the header does not fit the command.
+A trusted child (`python -m harness.child pch DIR`, `make_main`) writes that text once per flag set and toolchain
+(`key`), from a canonical `.cu`, with a GCC precompiled header of it. A build whose cudafe++ output starts with
+exactly that text, followed by a line marker, has the text replaced by an `#include` of it: GCC reads the precompiled
+header in its place, or the text itself where the header does not fit the command.
 
 What the build means is unchanged: the same text, compiler and flags. The module id is the flag set's: it names
 anonymous namespaces, whose names stay hidden inside the extension, and load_inline compiles one `.cu` per
@@ -84,7 +84,39 @@ def normalized(args: list[str]) -> list[str] | None:
 
 
 def key(nvcc: str, flags: list[str]) -> str:
-    return hashlib.sha256("\n".join([f"recipe={RECIPE}", nvcc, *flags]).encode()).hexdigest()[:32]
+    """The recipe, nvcc and its flags, and the toolchain's files as they are now: after an upgrade of nvcc, of its
+    host compiler or of torch, whose text no build would match any more, a new header is made."""
+    parts = [f"recipe={RECIPE}", nvcc, *flags, *map(_identity, toolchain(nvcc, flags))]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+def toolchain(nvcc: str, flags: list[str]) -> list[str]:
+    """nvcc, the host compiler it runs (-ccbin, else NVCC_CCBIN, else gcc on PATH) and the torch/extension.h its
+    include directories find first."""
+    host, includes = os.environ.get("NVCC_CCBIN") or "gcc", []
+    for i, arg in enumerate(flags):
+        value = flags[i + 1] if i + 1 < len(flags) else ""
+        if arg in ("-ccbin", "--compiler-bindir"):
+            host = value
+        elif arg.startswith(("-ccbin=", "--compiler-bindir=")):
+            host = arg.split("=", 1)[1]
+        elif arg in ("-I", "-isystem", "--include-path"):
+            includes.append(value)
+        elif arg.startswith(("-isystem", "-I")):
+            includes.append(arg.removeprefix("-isystem").removeprefix("-I"))
+    if os.path.isdir(host):
+        host = os.path.join(host, "gcc")
+    torch_header = next((path for path in (os.path.join(d, "torch", "extension.h") for d in includes)
+                         if os.path.isfile(path)), "torch/extension.h")
+    return [shutil.which(nvcc) or nvcc, shutil.which(host) or host, torch_header]
+
+
+def _identity(path: str) -> str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return f"{path} missing"
+    return f"{os.path.realpath(path)} {info.st_size} {info.st_mtime_ns}"
 
 
 def module_id(header_key: str) -> str:

@@ -49,6 +49,26 @@ def test_the_flag_set_leaves_out_what_names_the_build_s_files_and_the_extension(
     assert re.fullmatch(r"_[0-9a-f]{8}_7_cuda_cu_[0-9a-f]{8}", host_pch.module_id(host_pch.key("nvcc", ["-O3"])))
 
 
+def test_the_key_names_the_toolchain_as_it_is_now(tmp_path, monkeypatch):
+    """An upgraded nvcc, host compiler or torch gives another key (a header made anew), and nothing else does."""
+    nvcc, compiler = tmp_path / "cuda" / "nvcc", tmp_path / "bin" / "gcc"
+    header = tmp_path / "site" / "torch" / "include" / "torch" / "extension.h"
+    for path in (nvcc, compiler, header):
+        path.parent.mkdir(parents=True)
+        path.write_text("1")
+    flags = ["-ccbin", str(compiler.parent), "-isystem", str(header.parent.parent), "-O3"]
+    keys = {host_pch.key(str(nvcc), flags)}
+    assert host_pch.key(str(nvcc), flags) in keys  # the same files: the same key
+    monkeypatch.setenv("NVCC_CCBIN", str(tmp_path / "elsewhere"))  # -ccbin stands over it, as in nvcc
+    assert host_pch.key(str(nvcc), flags) in keys
+    for path in (nvcc, compiler, header):
+        path.write_text("22")  # upgraded
+        keys.add(host_pch.key(str(nvcc), flags))
+    assert len(keys) == 4
+    assert host_pch.toolchain("nvcc", [f"-I{header.parent.parent}", "-ccbin=/opt/cc/g++"])[1:] == [
+        "/opt/cc/g++", str(header)]
+
+
 def test_a_header_is_asked_for_then_taken_only_once_trusted(pch_env, monkeypatch):
     source = pch_env / "cuda.cu"
     args = ["-O3", "-c", str(source), "-o", "cuda.o"]
