@@ -93,7 +93,7 @@ def key(nvcc: str, flags: list[str]) -> str:
 def toolchain(nvcc: str, flags: list[str]) -> list[str]:
     """nvcc, the host compiler it runs (-ccbin, else NVCC_CCBIN, else gcc on PATH) and the torch/extension.h its
     include directories find first."""
-    host, includes = os.environ.get("NVCC_CCBIN") or "gcc", []
+    host, includes = os.environ.get("NVCC_CCBIN"), []
     for i, arg in enumerate(flags):
         value = flags[i + 1] if i + 1 < len(flags) else ""
         if arg in ("-ccbin", "--compiler-bindir"):
@@ -104,8 +104,9 @@ def toolchain(nvcc: str, flags: list[str]) -> list[str]:
             includes.append(value)
         elif arg.startswith(("-isystem", "-I")):
             includes.append(arg.removeprefix("-isystem").removeprefix("-I"))
-    if os.path.isdir(host):
+    if host and os.path.isdir(host):  # a directory names where nvcc's gcc is (not the cwd's, for gcc on PATH)
         host = os.path.join(host, "gcc")
+    host = host or "gcc"
     torch_header = next((path for path in (os.path.join(d, "torch", "extension.h") for d in includes)
                          if os.path.isfile(path)), "torch/extension.h")
     return [shutil.which(nvcc) or nvcc, shutil.which(host) or host, torch_header]
