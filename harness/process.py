@@ -186,6 +186,7 @@ class EvalChild:
             for end in (*judge_ends, *runner_ends):
                 end.close()
         self.runner_code: int | None = None
+        self.ended: dict[str, float] = {}  # wall-clock times (time.time, as file times are) each one was reaped
 
     @staticmethod
     def _start(args: list[str], env: dict[str, str], work: Path, policy: sandbox.Policy | None,
@@ -210,7 +211,9 @@ class EvalChild:
             pass
         try:
             self.proc.wait(timeout=timeout_s)
+            self.ended["judge"] = time.time()
             self.runner_code = self.runner.wait(timeout=RUNNER_GRACE_S)  # it ends when the judge closes its end
+            self.ended["runner"] = time.time()
         except subprocess.TimeoutExpired:
             timed_out = self.proc.returncode is None
         finally:

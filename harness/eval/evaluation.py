@@ -119,6 +119,7 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
                               build=build,
                               error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
         report = read_report(child.work / "report.json")
+        exits = child.exits(child.work / "report.json")
         if report is None:  # the judge runs no candidate code: its own failure
             judge_log = read_log(child.work / "eval.log")
             return result_for(job, device, settings.dtype, status=HARNESS_ERROR, build=build,
@@ -131,7 +132,7 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
         child.discard()
     return verdict(job, build, device, settings, report, baseline, peaks, rebaseline,
                    stages={**report.stages, "eval": outcome.duration_s, "child_age_s": round(child_age_s, 3),
-                           **contention.stages,
+                           **exits, **contention.stages,
                            **{name: round(ms, 4) for name, ms in (("unreported_ms", report.unreported_ms),
                                                                    ("deferred_ms", report.deferred_ms),
                                                                    ("copy_ms", report.copy_ms))
@@ -240,6 +241,22 @@ class ReadyChild:
 
     def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
         return self.child.run(spec_json, timeout_s)
+
+    def exits(self, report: Path) -> dict[str, float]:
+        """How long each process took to end once the judge had written its report (`report`): the judge's exit (its
+        CUDA context torn down) and then the runner's, which starts as the judge's end of their socket closes. Both
+        are part of `eval` and of no stage."""
+        ended = self.child.ended
+        try:
+            written = report.stat().st_mtime
+        except OSError:
+            return {}
+        if "judge" not in ended or ended["judge"] < written:
+            return {}
+        exits = {"judge_exit_s": round(ended["judge"] - written, 4)}
+        if "runner" in ended:
+            exits["runner_exit_s"] = round(ended["runner"] - ended["judge"], 4)
+        return exits
 
     def runner_outcome(self) -> str:
         """How the runner ended, where it did not end by itself (a signal, a status other than 0), or ''."""

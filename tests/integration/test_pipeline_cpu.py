@@ -39,6 +39,9 @@ def test_each_source_is_built_once_and_builds_finish_before_cpu_evaluations(sett
     for r in results:
         assert {"build", "queue", "eval", "setup", "check"} <= set(r.stages), r.stages
         assert r.stages["eval"] >= r.stages["setup"] + r.stages["check"] > 0
+        # the judge's exit after its report, then the runner's: inside the evaluation's time, in no stage
+        assert 0 <= r.stages["judge_exit_s"] and 0 <= r.stages["runner_exit_s"], r.stages
+        assert r.stages["judge_exit_s"] + r.stages["runner_exit_s"] < r.stages["eval"] - r.stages["check"]
         for side in ("runner", "judge") if "time" in r.stages else ():  # a timed one: how each process started
             imports, device, ready = (r.stages[f"{side}_{part}_s"] for part in ("imports", "device", "ready"))
             assert 0 < imports and 0 <= device and imports + device <= ready + 0.01, (side, imports, device, ready)
