@@ -105,13 +105,18 @@ def extension_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
     return extra
 
 
-def build_env(device: DeviceInfo, directory: Path, max_jobs: int, split_nvcc: bool = False) -> dict[str, str]:
+def build_env(device: DeviceInfo, directory: Path, max_jobs: int, split_nvcc: bool = False,
+              yield_cores: bool = True) -> dict[str, str]:
+    """`yield_cores`: on a GPU, whether the build yields the cores (runs under SCHED_IDLE); a build the device waits
+    for with nothing else to do (scheduler.Batch.leads) does not."""
     extra = {**extension_env(device, directory), "MAX_JOBS": str(max_jobs),
              PCH_REQUESTS_ENV: str(directory / PCH_REQUESTS), PCH_TRUSTED_ENV: ",".join(trusted_keys())}
     if split_nvcc:
         extra[SPLIT_NVCC_ENV] = "1"
     if device.target == "cuda":  # builds run beside evaluations: no GPU for the builder, and the cores theirs first
-        extra.update({"CUDA_VISIBLE_DEVICES": "", YIELD_ENV: "1"})
+        extra["CUDA_VISIBLE_DEVICES"] = ""
+        if yield_cores:
+            extra[YIELD_ENV] = "1"
     return child_env(extra)
 
 
@@ -216,10 +221,12 @@ def _exclusive(path: Path):
 
 
 def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: float = 600.0,
-          max_jobs: int = 2, force: bool = False, confinement: Confinement | None = None) -> BuildResult:
+          max_jobs: int = 2, force: bool = False, confinement: Confinement | None = None,
+          yield_cores: bool = True) -> BuildResult:
     """Build `candidate` (import it once) unless the same key was built before, here or elsewhere;
     `force` builds again from an empty directory. With a `confinement`, the build child is sandboxed: it may
-    write its build directory alone, and the precompiled headers it asks for are made after it (pch.py)."""
+    write its build directory alone, and the precompiled headers it asks for are made after it (pch.py).
+    `yield_cores`: as build_env's."""
     key = build_sha256(candidate, device, sandboxed=confinement is not None)
     directory = (cache_dir / "builds" / key[:32]).resolve()
     directory.mkdir(parents=True, exist_ok=True)
@@ -240,9 +247,9 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
         (directory / CANDIDATE_FILE).write_text(candidate.source)
         log_path = directory / LOG_FILE
         with FRONT_ENDS.build(candidate.source) as split_nvcc:
-            outcome = run_child(["build", str(directory)], env=build_env(device, directory, max_jobs, split_nvcc),
-                                timeout_s=timeout_s, log_path=log_path, cwd=directory,
-                                policy=confinement and confinement.policy(directory))
+            env = build_env(device, directory, max_jobs, split_nvcc, yield_cores)
+            outcome = run_child(["build", str(directory)], env=env, timeout_s=timeout_s, log_path=log_path,
+                                cwd=directory, policy=confinement and confinement.policy(directory))
         log = read_log(log_path)
         log_path.write_text(log)  # the build directory keeps what is kept of it (a candidate may print gigabytes)
         if outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout): nothing new starts then

@@ -198,7 +198,8 @@ def harness_fault(
     )
 
 
-def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings) -> BuildResult:
+def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings,
+                   yield_cores: bool = True) -> BuildResult:
     """build(), with a failure of the harness's own (a full disk, a child that cannot start) as a
     harness_error build instead of an exception that would end the whole run."""
     try:
@@ -210,6 +211,7 @@ def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings)
             settings.max_jobs,
             force=settings.force if settings.rebuild is None else settings.rebuild,
             confinement=confinement(settings),
+            yield_cores=yield_cores,
         )
     except Exception as exc:  # noqa: BLE001 - reported as the job's harness_error
         return BuildResult(

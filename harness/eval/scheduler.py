@@ -71,6 +71,11 @@ class Batch:
         first = ranked[:devices] if self.overlap else []
         return first + sorted(ranked[len(first):], key=lambda item: -cost[item[0]])
 
+    def leads(self, devices: int = 1) -> int:
+        """How many of to_build's first builds take the cores before the others: on a GPU one per device, which
+        waits idle for it (the others yield to it as they yield to evaluations); none on the cpu target."""
+        return devices if self.overlap else 0
+
     def built(self, sha: str, build: BuildResult) -> list[int]:
         """Record a build; the jobs that may be evaluated now."""
         self.builds[sha] = build
@@ -124,8 +129,9 @@ class LocalRun:
             worker.start()
         pool = ThreadPoolExecutor(max_workers=max(1, self.settings.build_workers), thread_name_prefix="build")
         try:
-            for sha, candidate in batch.to_build(len(self.devices)):
-                future = pool.submit(build_or_fault, candidate, self.devices[0], self.settings)
+            leads = batch.leads(len(self.devices))
+            for n, (sha, candidate) in enumerate(batch.to_build(len(self.devices))):
+                future = pool.submit(build_or_fault, candidate, self.devices[0], self.settings, n >= leads)
                 future.add_done_callback(lambda f, sha=sha: self.events.put(("built", sha, f)))
             while not batch.done:
                 kind, *rest = self.events.get()

@@ -74,12 +74,14 @@ class ModelNew(torch.nn.Module):
 def test_builds_beside_gpu_evaluations_yield_the_cores(tmp_path):
     """On a GPU, builds run beside evaluations: the build child (and the compilers it starts) runs only where nothing
     else wants a core (SCHED_IDLE); on the cpu target, where evaluations wait for every build, it keeps the parent's
-    policy."""
+    policy, as does a build the GPU waits for with nothing else to do (yield_cores=False: the first for a device)."""
     (tmp_path / "probe.py").write_text(POLICY_PROBE)
     candidate = load_candidate(str(tmp_path / "probe.py"))
     gpu = DeviceInfo(target="cuda", name="a GPU this machine need not have", index=0)
-    for device, idle in ((gpu, True), (discover("cpu"), os.sched_getscheduler(0) == os.SCHED_IDLE)):
-        result = build(candidate, device, tmp_path / device.target, timeout_s=600)
+    ours = os.sched_getscheduler(0) == os.SCHED_IDLE
+    for device, yield_cores, idle in ((gpu, True, True), (gpu, False, ours), (discover("cpu"), True, ours)):
+        result = build(candidate, device, tmp_path / f"{device.target}-{yield_cores}", timeout_s=600,
+                       yield_cores=yield_cores)
         assert result.status == "ok", result.log
         assert f"idle policy at import: {idle}" in result.log
 

@@ -1,5 +1,6 @@
 """The scheduler's policy: the order builds start in (scheduler.Batch.to_build, from eval/build_cost.py's estimate),
-and how many evaluation children it keeps starting ahead (scheduler.spares_wanted)."""
+which of them take the cores before the others (Batch.leads), and how many evaluation children it keeps starting
+ahead (scheduler.spares_wanted)."""
 from harness.eval.bench import batch
 from harness.eval.build_cost import LEAN, NOTHING, TORCH_HEADERS, expected_build_cost
 from harness.eval.candidate import candidate_from_source
@@ -43,12 +44,15 @@ def test_on_a_gpu_the_cheapest_build_goes_first_then_the_longest():
     assert order[4:] == lean
     two = [candidate.source for _, candidate in Batch(jobs_of(sources), "cuda").to_build(devices=2)]
     assert two[:2] == [triton[0], lean[0]] and two[2:5] == heavy
+    # the first for each device takes the cores while the device waits for it: the others yield to it
+    assert Batch(jobs_of(sources), "cuda").leads(devices=1) == 1 and Batch(jobs_of(sources), "cuda").leads(2) == 2
 
 
 def test_on_the_cpu_target_longest_first():
     heavy, cpp = batch("torch", 1, "a"), batch("cpp", 2, "b")
     order = [c.source for _, c in Batch(jobs_of([cpp[0], heavy[0], cpp[1]]), "cpu").to_build()]
     assert order == [heavy[0], cpp[0], cpp[1]]
+    assert Batch(jobs_of([cpp[0], heavy[0], cpp[1]]), "cpu").leads() == 0  # nothing evaluates beside builds there
 
 
 def test_children_start_as_many_evaluations_ahead_as_a_runner_start_outlasts():
