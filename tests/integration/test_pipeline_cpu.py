@@ -47,6 +47,9 @@ def test_each_source_is_built_once_and_builds_finish_before_cpu_evaluations(sett
             assert 0 < imports and 0 <= device and imports + device <= ready + 0.01, (side, imports, device, ready)
     assert "time" in results[0].stages and "time" not in results[1].stages  # an incorrect one is never timed
     assert 0 < results[0].stages["check_poisoned"] < results[0].stages["check"]  # trial 0's two runs, of five
+    parts = {name: results[0].stages[f"check_{name}"] for name in ("inputs", "reference", "call", "compare", "settled")}
+    assert all(seconds > 0 for seconds in parts.values()), parts  # where the check's time went: parts of it
+    assert results[0].stages["check_poisoned"] < parts["call"] < sum(parts.values()) <= results[0].stages["check"]
     assert results[0].build.build_sha256 == results[2].build.build_sha256
 
 
