@@ -63,7 +63,8 @@ RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked ag
 ROUND_TRIPS = 20     # empty round trips to the runner before setup: what a reply costs
 
 STAGES = ("setup", "check", "coverage", "time")
-CHECK_PARTS = ("inputs", "reference", "call", "compare", "settled")
+PARTS = ("setup_reference", "setup_runner", "check_inputs", "check_reference", "check_call", "check_compare",
+         "check_settled")
 
 
 def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: dict | None = None) -> WorkerReport:
@@ -99,11 +100,12 @@ class Evaluation:
         self.fields = dict(device_name=device_name, torch_version=torch.__version__, stages=self.stages)
         self.trials_run = self.rechecked = 0
         self.poisoned_s = 0.0  # trial 0's two calls on poisoned memory, the runner's poisoning included (part of check)
-        # Where the check's seconds went, over its trials (check_PART in the stages; parts of check, like
-        # check_poisoned): this process making inputs, running the reference, the runner's calls (the candidate's
-        # forward, the runner's own copies and checks, the output's hand-over), comparing, and asking whether the
-        # output changed after forward returned.
-        self.check_parts = dict.fromkeys(CHECK_PARTS, 0.0)
+        # Where the set-up's and the check's seconds went (parts of those stages, like check_poisoned, in the stages
+        # at the end): constructing the reference and then waiting for the runner's candidate constructed; over the
+        # trials, this process making inputs, running the reference, the runner's calls (the candidate's forward,
+        # the runner's own copies and checks, the output's hand-over), comparing, and asking whether the output
+        # changed after forward returned.
+        self.parts = dict.fromkeys(PARTS, 0.0)
         self.worst_abs = self.worst_rel = 0.0
         self.reference_stats: tuple = ()  # the reference's outputs on trial 0, and how they move with the seed
         self.seed_samples: list[torch.Tensor] = []
@@ -143,39 +145,40 @@ class Evaluation:
         self.remote.setup(dict(problem_path=self.spec.problem_path, build_dir=self.spec.build_dir,
                                target=self.spec.target, dtype=self.spec.dtype, init_seed=init_seed,
                                scratch=self.spec.runner_scratch))
-        with self.reference_runs("constructing Model"):  # while the runner imports the candidate
+        with self.part("setup_reference"), self.reference_runs("constructing Model"):  # while the runner imports
             self.reference = construct(self.problem.Model, self.init_inputs, self.device, self.dtype, init_seed)
-        self.remote.constructed()
+        with self.part("setup_runner"):  # what is left of the runner's loading the candidate and constructing it
+            self.remote.constructed()
         self.stage_ends("setup")
 
     @contextlib.contextmanager
-    def check_part(self, name: str):
+    def part(self, name: str):
         started = _clock()
         try:
             yield
         finally:
-            self.check_parts[name] += _clock() - started
+            self.parts[name] += _clock() - started
 
     def check(self) -> None:
         for trial in range(self.spec.trials):
             self.trials_run = trial + 1
             label, what = f"trial{trial}", f"trial {trial}"
-            with self.check_part("inputs"):
+            with self.part("check_inputs"):
                 inputs = self.inputs(label)
-            with self.check_part("reference"):
+            with self.part("check_reference"):
                 expected = self.expected(inputs, observe=self.observe_reference if trial < 2 else None)
             del inputs
             # Poison only before trial 0's two runs (defenses.Poison): later trials' inputs are fresh, and
             # nothing has computed on them in the runner before the candidate runs, so its freed memory cannot hold
             # their answers; an output left partly unwritten already fails trial 0 on poisoned memory.
             started = _clock()
-            with self.check_part("call"):
+            with self.part("check_call"):
                 out = self.remote.call(self.seed(label), trial == 0, what, expected)
                 if trial == 0:  # the same input twice: uninitialised memory or races show as disagreement
                     again_what = "trial 0, second run on the same input"
                     again = self.remote.call(self.seed(label), True, again_what, expected)
                     self.poisoned_s = _clock() - started
-            with self.check_part("compare"):
+            with self.part("check_compare"):
                 if trial == 0:
                     result = compare(again, out, self.atol, self.rtol)
                     if not result.ok:
@@ -183,7 +186,7 @@ class Evaluation:
                                                        "or a race): " + result.message, result)
                     del again
                 result = self.against_reference(out, expected, what)
-            with self.check_part("settled"):
+            with self.part("check_settled"):
                 settled = self.remote.settled(what)
             if not settled:
                 raise EvalFailure("incorrect", f"{what}: the output changed after forward returned "
@@ -225,7 +228,7 @@ class Evaluation:
         self.stage_ends("time")
         self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
         self.stages["check_poisoned"] = self.poisoned_s
-        self.stages.update({f"check_{name}": seconds for name, seconds in self.check_parts.items()})
+        self.stages.update(self.parts)
         self.stages["round_trip_ms"] = self.round_trip_ms
         self.stages["runner_wait_ms"] = self.runner_wait_ms
         # How the two processes' own starts went (seconds from each one's start to its device being ready, its imports

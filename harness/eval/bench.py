@@ -39,8 +39,9 @@ from harness.types import DeviceInfo, EvalResult
 # memory took, the poisoning included).
 STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "check_poisoned", "coverage", "time")
 DEVICE_STAGES = ("check", "coverage", "time")  # the work a device exists for
-# Where the check's seconds went (child/evaluate.py CHECK_PARTS): means in --json, beside the stages.
-CHECK_PARTS = ("check_inputs", "check_reference", "check_call", "check_compare", "check_settled")
+# Where the set-up's and the check's seconds went (child/evaluate.py PARTS): means in --json, beside the stages.
+PARTS = ("setup_reference", "setup_runner", "check_inputs", "check_reference", "check_call", "check_compare",
+         "check_settled")
 # Each candidate's figures in --json, for finding where one pass's time went (the child's age: how long its processes
 # had to start before it was handed the candidate; the runner's wait: how much of that start-up was still to come;
 # each process's own start: from its start to its device ready, of which its imports and its CUDA context, the rest
@@ -49,7 +50,7 @@ CHECK_PARTS = ("check_inputs", "check_reference", "check_call", "check_compare",
 PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "check_poisoned", "time", "child_age_s", "runner_wait_ms",
                  "runner_ready_s", "runner_imports_s", "runner_device_s", "runner_device_attempts", "judge_ready_s",
                  "judge_imports_s", "judge_device_s", "judge_device_attempts", "slowed_eval", "unreported_ms",
-                 "round_trip_ms", "deferred_ms", "copy_ms", "judge_exit_s", "runner_exit_s", *CHECK_PARTS)
+                 "round_trip_ms", "deferred_ms", "copy_ms", "judge_exit_s", "runner_exit_s", *PARTS)
 SHAPES = {"cuda": ("lean", "torch", "triton"), "cpu": ("cpp", "triton")}
 DEFAULT_SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}
 PROBLEMS = {"cuda": "level1/relu", "cpu": "cpu/relu"}
@@ -281,8 +282,7 @@ class Measurement:
                 "flags": flags,
                 "stages_s": {name: None if self.stage(name) is None else round(self.stage(name), 3)
                              for name in STAGES},
-                "check_parts_s": {name: None if self.stage(name) is None else round(self.stage(name), 3)
-                                  for name in CHECK_PARTS},
+                "parts_s": {name: None if self.stage(name) is None else round(self.stage(name), 3) for name in PARTS},
                 "device_busy": round(self.busy, 3), "device_idle_s": round(self.idle_s, 2),
                 "first_eval_s": None if self.first_eval_s is None else round(self.first_eval_s, 2),
                 "cpu_s_per_candidate": round(self.cpu_s / len(self.results), 1) if self.cpu_s and self.results

@@ -50,6 +50,8 @@ def test_each_source_is_built_once_and_builds_finish_before_cpu_evaluations(sett
     parts = {name: results[0].stages[f"check_{name}"] for name in ("inputs", "reference", "call", "compare", "settled")}
     assert all(seconds > 0 for seconds in parts.values()), parts  # where the check's time went: parts of it
     assert results[0].stages["check_poisoned"] < parts["call"] < sum(parts.values()) <= results[0].stages["check"]
+    setup = [results[0].stages[f"setup_{name}"] for name in ("reference", "runner")]
+    assert all(seconds >= 0 for seconds in setup) and 0 < sum(setup) <= results[0].stages["setup"], setup
     assert results[0].build.build_sha256 == results[2].build.build_sha256
 
 
