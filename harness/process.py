@@ -54,6 +54,9 @@ PCH_TRUSTED_ENV = "HARNESS_PCH_TRUSTED"
 # beside evaluations on a GPU, so that a judge or runner woken mid-evaluation runs at once (at a niceness it waited
 # out a compiler's time slice, read as hidden_work).
 YIELD_ENV = "HARNESS_YIELD_CORES"
+# Set for an evaluation child's runner started ahead of need in a batch with Triton candidates (on a GPU): it makes
+# Triton's driver module before the candidate arrives (child/triton_jit.warm_driver)
+WARM_TRITON_ENV = "HARNESS_WARM_TRITON"
 # Set for a build granted a second core for nvcc's two front ends (eval/build.py FrontEnds, child/nvcc_split.py)
 SPLIT_NVCC_ENV = "HARNESS_SPLIT_NVCC"
 NO_GPU_HINT = (

@@ -16,6 +16,12 @@ DTYPE_TOLERANCE = {"float32": 1e-4, "float64": 1e-4, "float16": 1e-2, "bfloat16"
 HALF_DTYPES = ("float16", "bfloat16")
 
 
+def uses_triton(source: str) -> bool:
+    """Whether a candidate's source may run Triton: its runner then clocks Triton's JIT, and on a GPU the children
+    started ahead for a batch with such candidates make Triton's driver while they start."""
+    return "triton" in source
+
+
 def tolerances(dtype: str, atol: float | None, rtol: float | None) -> tuple[float, float]:
     default = DTYPE_TOLERANCE.get(dtype, 1e-4)
     floor = default if dtype in HALF_DTYPES else 0.0

@@ -100,11 +100,8 @@ class Evaluation:
         self.fields = dict(device_name=device_name, torch_version=torch.__version__, stages=self.stages)
         self.trials_run = self.rechecked = 0
         self.poisoned_s = 0.0  # trial 0's two calls on poisoned memory, the runner's poisoning included (part of check)
-        # Where the set-up's and the check's seconds went (parts of those stages, like check_poisoned, in the stages
-        # at the end): constructing the reference and then waiting for the runner's candidate constructed; over the
-        # trials, this process making inputs, running the reference, the runner's calls (the candidate's forward,
-        # the runner's own copies and checks, the output's hand-over), comparing, and asking whether the output
-        # changed after forward returned.
+        # Where the set-up's and the check's seconds went (PARTS; in the stages at the end, like check_poisoned):
+        # check_call is the runner's calls (forward, its copies and checks, the output's hand-over)
         self.parts = dict.fromkeys(PARTS, 0.0)
         self.worst_abs = self.worst_rel = 0.0
         self.reference_stats: tuple = ()  # the reference's outputs on trial 0, and how they move with the seed

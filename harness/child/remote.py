@@ -119,7 +119,7 @@ class Remote:
             raise EvalFailure("runtime_error", "the candidate's process answered out of turn while it started")
         started = reply.get("started")
         self.runner_start = {key: float(value) for key, value in started.items()
-                             if key in ("ready_s", "imports_s", "device_s", "device_attempts")
+                             if key in ("ready_s", "imports_s", "device_s", "device_attempts", "triton_s")
                              and type(value) in (int, float)
                              and 0 <= value < 1e6} if isinstance(started, dict) else {}
         self.started = True

@@ -47,8 +47,9 @@ from harness.child.common import (
 )
 from harness.child.defenses import Guard, Poison, identical, output_problem, snapshot
 from harness.child.loader import import_candidate, install_extension_loader, loaded_modules
-from harness.child.triton_jit import JitClock, uses_triton
-from harness.process import CANDIDATE_FILE
+from harness.child.triton_jit import JitClock, warm_driver
+from harness.process import CANDIDATE_FILE, WARM_TRITON_ENV
+from harness.protocol import uses_triton
 from harness.types import HARNESS_ERROR
 
 
@@ -187,7 +188,8 @@ class Runner:
 
 def warm_up(target: str) -> dict:
     """What every evaluation pays before it can start: importing torch and the harness's own modules, (cuda)
-    creating the context, starting the profiler; a warm runner pays it while the previous candidate is evaluated.
+    creating the context, starting the profiler, and in a batch with Triton candidates making Triton's driver; a warm
+    runner pays it while the previous candidate is evaluated.
     How long it took since the process started, and the attempts the context took (for the judge's report)."""
     started = started_device(torch, target)
     coverage.warm_up(target == "cuda" and torch.cuda.is_available())
@@ -195,7 +197,9 @@ def warm_up(target: str) -> dict:
     # done now, before the defenses' snapshot, a candidate that calls torch.compile is not one that patches torch.
     from torch._dynamo.mutation_guard import install_generation_tagging_init
     install_generation_tagging_init()
-    return start_figures(started)  # the rest of ready_s: the profiler's start and Dynamo
+    if target == "cuda" and os.environ.get(WARM_TRITON_ENV):  # a batch with Triton candidates
+        started["triton_s"] = round(warm_driver(), 3)
+    return start_figures(started)  # the rest of ready_s: the profiler's start, Dynamo and Triton's driver
 
 
 def main(argv: list[str]) -> int:

@@ -45,12 +45,12 @@ PARTS = ("setup_reference", "setup_runner", "check_inputs", "check_reference", "
 # Each candidate's figures in --json, for finding where one pass's time went (the child's age: how long its processes
 # had to start before it was handed the candidate; the runner's wait: how much of that start-up was still to come;
 # each process's own start: from its start to its device ready, of which its imports and its CUDA context, the rest
-# of the runner's its profiler's start and Dynamo, and the attempts the context took), and what its flags were
-# decided from (the judge's figures: README, The judge).
+# of the runner's its profiler's start, Dynamo and (Triton) its driver, and the attempts the context took), what its
+# flags were decided from (the judge's figures: README, The judge), how long its processes took to end, and PARTS.
 PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "check_poisoned", "time", "child_age_s", "runner_wait_ms",
-                 "runner_ready_s", "runner_imports_s", "runner_device_s", "runner_device_attempts", "judge_ready_s",
-                 "judge_imports_s", "judge_device_s", "judge_device_attempts", "slowed_eval", "unreported_ms",
-                 "round_trip_ms", "deferred_ms", "copy_ms", "judge_exit_s", "runner_exit_s", *PARTS)
+                 "runner_ready_s", "runner_imports_s", "runner_device_s", "runner_device_attempts", "runner_triton_s",
+                 "judge_ready_s", "judge_imports_s", "judge_device_s", "judge_device_attempts", "slowed_eval",
+                 "unreported_ms", "round_trip_ms", "deferred_ms", "copy_ms", "judge_exit_s", "runner_exit_s", *PARTS)
 SHAPES = {"cuda": ("lean", "torch", "triton"), "cpu": ("cpp", "triton")}
 DEFAULT_SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}
 PROBLEMS = {"cuda": "level1/relu", "cpu": "cpu/relu"}

@@ -27,6 +27,7 @@ from harness.eval.plausibility import plausibility_flags
 from harness.problems.gate import degenerate_reasons
 from harness.process import (
     CANDIDATE_STARTS,
+    WARM_TRITON_ENV,
     ChildOutcome,
     EvalChild,
     child_env,
@@ -228,17 +229,19 @@ class ReadyChild:
     """An evaluation's judge and runner started ahead of need (process.EvalChild), each with a work directory of
     its own: the runner's inside the judge's, which the runner cannot write."""
 
-    def __init__(self, device: DeviceInfo, settings: Settings):
+    def __init__(self, device: DeviceInfo, settings: Settings, warm_triton: bool = False):
+        """`warm_triton`: the runner makes Triton's driver while it starts (a batch with Triton candidates)."""
         self.started_at = time.monotonic()
         self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
         self.runner_work = self.work / "runner"
         self.runner_work.mkdir()
         sandbox = confinement(settings)
         gpu = device.target == "cuda"
+        runner_env = eval_env(device, self.runner_work) | ({WARM_TRITON_ENV: "1"} if warm_triton and gpu else {})
         self.child = EvalChild(device.target,
                                judge=(eval_env(device, self.work), self.work,
                                       sandbox and sandbox.policy(self.work, gpu=gpu)),
-                               runner=(eval_env(device, self.runner_work), self.runner_work,
+                               runner=(runner_env, self.runner_work,
                                        sandbox and sandbox.policy(self.runner_work, gpu=gpu)))
 
     def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:

@@ -29,6 +29,7 @@ from harness.eval.evaluation import (
 from harness.process import (
     kill_all,
 )
+from harness.protocol import uses_triton
 from harness.types import (
     Baseline,
     BuildResult,
@@ -54,6 +55,8 @@ class Batch:
 
     def __init__(self, jobs: list[Job], target: str):
         self.jobs, self.overlap = jobs, target == "cuda"
+        # children started ahead make Triton's driver while they start (a GPU's only: the interpreter has none)
+        self.triton = self.overlap and any(uses_triton(job.candidate.source) for job in jobs)
         self.by_candidate: dict[str, list[int]] = {}
         for i, job in enumerate(jobs):
             self.by_candidate.setdefault(job.candidate.sha256, []).append(i)
@@ -167,11 +170,12 @@ class LocalRun:
     def evaluation_worker(self, device: DeviceInfo) -> None:
         overlap, settings = self.batch.overlap, self.settings
         wanted = SPARES
-        spares = deque(ReadyChild(device, settings) for _ in range(SPARES if overlap else 0))
+        triton = self.batch.triton
+        spares = deque(ReadyChild(device, settings, triton) for _ in range(SPARES if overlap else 0))
         try:
             while (i := self.ready.get()) is not None:
                 while overlap and len(spares) <= wanted:  # one for this job, `wanted` starting for the next ones
-                    spares.append(ReadyChild(device, settings))
+                    spares.append(ReadyChild(device, settings, triton))
                 child = spares.popleft() if overlap else None
                 waited = time.monotonic() - self.queued_at[i]
                 job = self.batch.jobs[i]

@@ -57,8 +57,16 @@ def _stage_in(cache_dir: Path, build_key: str, work: Path) -> None:
     if not seal.directory_sealed(kept, SEAL_FILE):
         shutil.rmtree(kept, ignore_errors=True)
         return
-    shutil.copytree(kept, child_cache(work), ignore=shutil.ignore_patterns(SEAL_FILE), dirs_exist_ok=True)
+    # Never over a file already there: the runner made Triton's driver there while it started (warm_driver) and
+    # has it loaded; the kept copy of that file is the same module.
+    shutil.copytree(kept, child_cache(work), ignore=shutil.ignore_patterns(SEAL_FILE), dirs_exist_ok=True,
+                    copy_function=_copy_unless_there)
     touch(kept)  # its last use, for the caches' cap (cache.py)
+
+
+def _copy_unless_there(source: str, target: str) -> None:
+    if not os.path.lexists(target):
+        shutil.copy2(source, target)
 
 
 def _keep(cache_dir: Path, build_key: str, work: Path) -> None:

@@ -55,6 +55,13 @@ def test_on_the_cpu_target_longest_first():
     assert Batch(jobs_of([cpp[0], heavy[0], cpp[1]]), "cpu").leads() == 0  # nothing evaluates beside builds there
 
 
+def test_children_make_tritons_driver_ahead_only_for_a_batch_with_triton_on_a_gpu():
+    lean, triton = batch("lean", 2, "a"), batch("triton", 1, "b")
+    assert Batch(jobs_of([*lean, *triton]), "cuda").triton
+    assert not Batch(jobs_of(lean), "cuda").triton
+    assert not Batch(jobs_of(triton), "cpu").triton  # the interpreter has no driver to make
+
+
 def test_children_start_as_many_evaluations_ahead_as_a_runner_start_outlasts():
     # H200 figures: runners ready 8-14 s after their start, evaluations of 3.3 s
     assert spares_wanted(eval_result(eval=3.3, runner_ready_s=14.0), SPARES) == 6

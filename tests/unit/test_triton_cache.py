@@ -70,3 +70,17 @@ def test_a_cache_changed_after_it_was_kept_is_dropped_and_a_rebuild_forgets_it(t
     triton_cache.forget(cache, KEY)
     triton_cache.stage_in(cache, KEY, tmp_path / "again")
     assert staged(tmp_path / "again") == {}
+
+
+def test_staging_never_writes_over_a_file_the_runner_made_while_it_started(tmp_path):
+    """The runner made Triton's driver module in its cache while it started (warm_driver) and has it loaded: the
+    candidate's kept copy of it is not written over it (a loaded library rewritten in place can crash its process)."""
+    cache = tmp_path / "cache"
+    compiled(tmp_path / "eval", {"DRIVER/cuda_utils.so": b"kept", "HASH/k.cubin": b"ok"})
+    triton_cache.keep(cache, KEY, tmp_path / "eval")
+    compiled(tmp_path / "next", {"DRIVER/cuda_utils.so": b"loaded"})
+    loaded = triton_cache.child_cache(tmp_path / "next") / "DRIVER" / "cuda_utils.so"
+    before = loaded.stat().st_ino
+    triton_cache.stage_in(cache, KEY, tmp_path / "next")
+    assert staged(tmp_path / "next") == {"DRIVER/cuda_utils.so": b"loaded", "HASH/k.cubin": b"ok"}
+    assert loaded.stat().st_ino == before
