@@ -197,8 +197,8 @@ def warm_up(target: str) -> dict:
     # done now, before the defenses' snapshot, a candidate that calls torch.compile is not one that patches torch.
     from torch._dynamo.mutation_guard import install_generation_tagging_init
     install_generation_tagging_init()
-    if target == "cuda" and os.environ.get(WARM_TRITON_ENV):  # a batch with Triton candidates
-        started["triton_s"] = round(warm_driver(), 3)
+    if target == "cuda" and os.environ.get(WARM_TRITON_ENV) and (seconds := warm_driver()) is not None:
+        started["triton_s"] = round(seconds, 3)  # a batch with Triton candidates: its driver made
     return start_figures(started)  # the rest of ready_s: the profiler's start, Dynamo and Triton's driver
 
 

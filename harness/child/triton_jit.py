@@ -70,16 +70,16 @@ def cpu_bench(call, quantiles=None, **_) -> float | list[float]:
     return [times[min(len(times) - 1, int(q * len(times)))] for q in quantiles]
 
 
-def warm_driver() -> float:
+def warm_driver() -> float | None:
     """Make Triton's driver module now, before any candidate's code is here: C helpers that gcc compiles into
     TRITON_CACHE_DIR (this process's scratch) when a process first creates Triton's CUDA driver, at its first
-    launch, and that were therefore part of every Triton candidate's first checked call. The seconds it took; any
-    failure is left to that first launch, which will say what is wrong."""
+    launch, and that were therefore part of every Triton candidate's first checked call. The seconds it took, or
+    None where it failed: that is left to the first launch, which will say what is wrong."""
     started = _clock()
     try:
         from triton.runtime import driver
 
         driver.active.get_current_device()
     except Exception:  # noqa: BLE001 - no Triton, no GPU driver: the candidate's own launch reports it
-        pass
+        return None
     return _clock() - started
