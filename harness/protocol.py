@@ -16,6 +16,13 @@ DTYPE_TOLERANCE = {"float32": 1e-4, "float64": 1e-4, "float16": 1e-2, "bfloat16"
 HALF_DTYPES = ("float16", "bfloat16")
 
 
+# Where an evaluation's set-up and check went, as the judge reports them in its stages (child/evaluate.py) and bench
+# reads them (eval/bench.py): constructing the reference, then waiting for the runner's candidate constructed; over
+# the trials, making inputs, running the reference, the runner's calls, comparing, asking whether the output settled.
+PARTS = ("setup_reference", "setup_runner", "check_inputs", "check_reference", "check_call", "check_compare",
+         "check_settled")
+
+
 def uses_triton(source: str) -> bool:
     """Whether a candidate's source may run Triton: its runner then clocks Triton's JIT, and on a GPU the children
     started ahead for a batch with such candidates make Triton's driver while they start."""

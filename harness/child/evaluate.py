@@ -54,7 +54,7 @@ from harness.child.remote import KEPT, Remote
 from harness.child.timing import Side, time_interleaved
 from harness.freeze import Freezer
 from harness.process import write_atomic
-from harness.protocol import WorkerReport, WorkerSpec, tolerances
+from harness.protocol import PARTS, WorkerReport, WorkerSpec, tolerances
 from harness.types import HARNESS_ERROR, CheckResult
 
 _clock_ns = time.perf_counter_ns
@@ -63,8 +63,6 @@ RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked ag
 ROUND_TRIPS = 20     # empty round trips to the runner before setup: what a reply costs
 
 STAGES = ("setup", "check", "coverage", "time")
-PARTS = ("setup_reference", "setup_runner", "check_inputs", "check_reference", "check_call", "check_compare",
-         "check_settled")
 
 
 def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: dict | None = None) -> WorkerReport:

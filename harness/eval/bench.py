@@ -31,6 +31,7 @@ from harness.eval.confine import confinement
 from harness.eval.evaluation import Job, evaluate_built
 from harness.eval.pipeline import Events, evaluate
 from harness.problems.index import resolve
+from harness.protocol import PARTS
 from harness.store import Store
 from harness.types import DeviceInfo, EvalResult
 
@@ -39,9 +40,6 @@ from harness.types import DeviceInfo, EvalResult
 # memory took, the poisoning included).
 STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "check_poisoned", "coverage", "time")
 DEVICE_STAGES = ("check", "coverage", "time")  # the work a device exists for
-# Where the set-up's and the check's seconds went (child/evaluate.py PARTS): means in --json, beside the stages.
-PARTS = ("setup_reference", "setup_runner", "check_inputs", "check_reference", "check_call", "check_compare",
-         "check_settled")
 # Each candidate's figures in --json, for finding where one pass's time went (the child's age: how long its processes
 # had to start before it was handed the candidate; the runner's wait: how much of that start-up was still to come;
 # each process's own start: from its start to its device ready, of which its imports and its CUDA context, the rest
@@ -253,6 +251,9 @@ class Measurement:
         values = [r.stages[name] for r in self.results if name in r.stages]
         return statistics.fmean(values) if values else None
 
+    def means(self, names: tuple[str, ...]) -> dict[str, float | None]:
+        return {name: None if (mean := self.stage(name)) is None else round(mean, 3) for name in names}
+
     @property
     def busy(self) -> float:
         """Share of the wall time each device spent checking, profiling and timing (the work it exists for)."""
@@ -280,9 +281,7 @@ class Measurement:
         return {"mode": self.mode, "shape": self.shape, "devices": self.devices, "candidates": len(self.results),
                 "wall_s": round(self.wall_s, 2), "per_min": round(self.per_min, 2), "statuses": statuses,
                 "flags": flags,
-                "stages_s": {name: None if self.stage(name) is None else round(self.stage(name), 3)
-                             for name in STAGES},
-                "parts_s": {name: None if self.stage(name) is None else round(self.stage(name), 3) for name in PARTS},
+                "stages_s": self.means(STAGES), "parts_s": self.means(PARTS),
                 "device_busy": round(self.busy, 3), "device_idle_s": round(self.idle_s, 2),
                 "first_eval_s": None if self.first_eval_s is None else round(self.first_eval_s, 2),
                 "cpu_s_per_candidate": round(self.cpu_s / len(self.results), 1) if self.cpu_s and self.results

@@ -105,7 +105,7 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
     try:
         spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
                           dtype=settings.dtype, seed=seed, trials=settings.trials, atol=job.problem.atol,
-                          rtol=job.problem.rtol, timing=settings.timing, result_path=str(child.work / "report.json"),
+                          rtol=job.problem.rtol, timing=settings.timing, result_path=str(child.report),
                           runner_scratch=str(child.runner_work))
         triton_cache.stage_in(settings.cache_dir, build.build_sha256, child.runner_work)  # kernels compiled before
         contention.before()  # waits (bounded) while another process computes on the GPU
@@ -119,8 +119,8 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
             return result_for(job, device, settings.dtype, status="timeout" if started else HARNESS_ERROR,
                               build=build,
                               error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
-        report = read_report(child.work / "report.json")
-        exits = child.exits(child.work / "report.json")
+        report = read_report(child.report)
+        exits = child.exits()
         if report is None:  # the judge runs no candidate code: its own failure
             judge_log = read_log(child.work / "eval.log")
             return result_for(job, device, settings.dtype, status=HARNESS_ERROR, build=build,
@@ -235,9 +235,10 @@ class ReadyChild:
         self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
         self.runner_work = self.work / "runner"
         self.runner_work.mkdir()
+        self.report = self.work / "report.json"  # where the judge writes its report
         sandbox = confinement(settings)
         gpu = device.target == "cuda"
-        runner_env = eval_env(device, self.runner_work) | ({WARM_TRITON_ENV: "1"} if warm_triton and gpu else {})
+        runner_env = eval_env(device, self.runner_work) | ({WARM_TRITON_ENV: "1"} if warm_triton else {})
         self.child = EvalChild(device.target,
                                judge=(eval_env(device, self.work), self.work,
                                       sandbox and sandbox.policy(self.work, gpu=gpu)),
@@ -247,13 +248,13 @@ class ReadyChild:
     def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
         return self.child.run(spec_json, timeout_s)
 
-    def exits(self, report: Path) -> dict[str, float]:
-        """How long each process took to end once the judge had written its report (`report`): the judge's exit (its
+    def exits(self) -> dict[str, float]:
+        """How long each process took to end once the judge had written its report: the judge's exit (its
         CUDA context torn down) and then the runner's, which starts as the judge's end of their socket closes. Both
         are part of `eval` and of no stage."""
         ended = self.child.ended
         try:
-            written = report.stat().st_mtime
+            written = self.report.stat().st_mtime
         except OSError:
             return {}
         if "judge" not in ended or ended["judge"] < written:
