@@ -45,7 +45,7 @@ def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 18  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses; 4:
+PROTOCOL_VERSION = 19  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses; 4:
 # harness_error, contention checks, the cpu speed of light as a true upper bound; 5: every evaluation checks that the
 # reference output is informative, and one value everywhere where the reference varies is incorrect; 6: one more call,
 # profiled, for the candidate's coverage; 7: coverage decides (no_kernel_ran, low_coverage), and the seed check samples
@@ -56,6 +56,7 @@ PROTOCOL_VERSION = 18  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: inte
 # timed with the candidate stopped, timing_disputed less a round trip; 14: on the GPU, outputs cross to the judge device
 # to device, and a hand-over is set against a copy on the device; 15: the device outbox is exported once; 16: builds
 # beside GPU evaluations yield the cores; 17: trial 0's second run poisons only the cached blocks; 18: stops wait out D
+# state; 19: a flag that blames the candidate on one evaluation's clocks stands only if a second one raises it.
 
 
 class Frozen(BaseModel):
@@ -218,8 +219,7 @@ class EvalResult(Frozen):
                                      "waiting for a device), eval (from hand-off to the child until it exited), and "
                                      "within eval as the child measured it: setup, check, coverage, time; on the cpu "
                                      "target also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: "
-                                     "child/observe.py); slowed_eval: a first evaluation whose reference looked "
-                                     "slowed, done again")
+                                     "child/observe.py); flagged_eval: a flagged first evaluation, redone")
     cached: bool = Field(default=False, description="Served from the store instead of re-evaluated")
 
     @property

@@ -47,7 +47,7 @@ DEVICE_STAGES = ("check", "coverage", "time")  # the work a device exists for
 # flags were decided from (the judge's figures: README, The judge), how long its processes took to end, and PARTS.
 PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "check_poisoned", "time", "child_age_s", "runner_wait_ms",
                  "runner_ready_s", "runner_imports_s", "runner_device_s", "runner_device_attempts", "runner_triton_s",
-                 "judge_ready_s", "judge_imports_s", "judge_device_s", "judge_device_attempts", "slowed_eval",
+                 "judge_ready_s", "judge_imports_s", "judge_device_s", "judge_device_attempts", "flagged_eval",
                  "unreported_ms", "round_trip_ms", "deferred_ms", "copy_ms", "judge_exit_s", "runner_exit_s", *PARTS)
 SHAPES = {"cuda": ("lean", "torch", "triton"), "cpu": ("cpp", "triton")}
 DEFAULT_SHAPES = {"cuda": ("lean", "torch"), "cpu": ("cpp",)}

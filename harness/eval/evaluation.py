@@ -23,7 +23,7 @@ from harness.eval.build import (
     torch_version,
 )
 from harness.eval.confine import UNSANDBOXED, confinement
-from harness.eval.plausibility import plausibility_flags
+from harness.eval.plausibility import CONFIRMED, plausibility_flags
 from harness.problems.gate import degenerate_reasons
 from harness.process import (
     CANDIDATE_STARTS,
@@ -79,13 +79,14 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
     of need, or a new one); `baseline` is the reference measured clean, `peaks` the device's measured peaks,
     `rebaseline` measures the reference clean again (plausibility.py).
 
-    A reference that looked slowed beside the candidate is evaluated once more, in a new child, before the
-    candidate is blamed: a neighbour the counters cannot see (another VM on the same cores) slows a stretch
-    of one evaluation, while a candidate that slows the reference does it again. The second verdict stands."""
+    A result flagged on one evaluation's clocks alone (a slowed reference, hidden work, a disputed timing:
+    plausibility.CONFIRMED) is evaluated once more, in new children, before the candidate is blamed: a neighbour the
+    counters cannot see, or a process that came out slow, marks one evaluation, while a candidate that causes the flag
+    causes it again. The second verdict stands."""
     result = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=child)
-    if "reference_slowed" in result.flags:
+    if CONFIRMED & set(result.flags):
         again = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=None)
-        result = again.model_copy(update={"stages": {**again.stages, "slowed_eval": result.stages.get("eval", 0.0)}})
+        result = again.model_copy(update={"stages": {**again.stages, "flagged_eval": result.stages.get("eval", 0.0)}})
     if settings.sandbox == "off":  # the user's explicit choice, carried by the result
         result = result.model_copy(update={"flags": merge_flags(result.flags, (UNSANDBOXED,))})
     return result

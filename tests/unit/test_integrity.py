@@ -1,4 +1,6 @@
 """Plausibility flags, decided in the parent from what the worker measured."""
+import pytest
+
 from harness.eval.plausibility import hidden_work, plausibility_flags
 from harness.protocol import WorkerReport
 from harness.types import Baseline, DeviceInfo, Peaks, Timing
@@ -84,9 +86,11 @@ def test_hidden_work_compares_wall_and_event_gaps_of_both_sides():
     assert hidden_work(timing(0.01, wall=2.0), ref) == ["hidden_work"]
 
 
-def test_a_result_with_a_slowed_reference_is_evaluated_again_and_the_second_verdict_stands(monkeypatch):
-    """The policy only: one evaluation's reference slowed by a neighbour the counters cannot see is not the
-    candidate's doing, so the executor evaluates again before a flag that excludes the result stands."""
+@pytest.mark.parametrize("flag", ["reference_slowed", "hidden_work", "timing_disputed"])
+def test_a_result_flagged_on_its_clocks_is_evaluated_again_and_the_second_verdict_stands(monkeypatch, flag):
+    """The policy only: one evaluation's clocks thrown by a neighbour the counters cannot see, or by a process that
+    came out slow, are not the candidate's doing, so the executor evaluates again before a flag that blames the
+    candidate on them stands."""
     from harness.config import Settings
     from harness.eval import evaluation as executor
     from harness.types import EvalResult
@@ -112,13 +116,16 @@ def test_a_result_with_a_slowed_reference_is_evaluated_again_and_the_second_verd
     assert executor.evaluate_built(None, None, None, settings, 1, child=spare).flags == ("noisy_timing",)
     assert calls == [spare]
 
-    calls = evaluate_with(result(("reference_slowed",), 3.0), result((), 2.5))
+    calls = evaluate_with(result((flag,), 3.0), result((), 2.5))
     again = executor.evaluate_built(None, None, None, settings, 1, child=spare)
-    assert again.flags == () and again.stages == {"eval": 2.5, "slowed_eval": 3.0}
+    assert again.flags == () and again.stages == {"eval": 2.5, "flagged_eval": 3.0}
     assert calls == [spare, None]  # the first child is spent: the second evaluation starts a new one
 
-    calls = evaluate_with(result(("reference_slowed",), 3.0), result(("reference_slowed",), 2.9))
-    assert executor.evaluate_built(None, None, None, settings, 1).flags == ("reference_slowed",) and len(calls) == 2
+    calls = evaluate_with(result((flag, "noisy_timing"), 3.0), result((flag,), 2.9))
+    assert executor.evaluate_built(None, None, None, settings, 1).flags == (flag,) and len(calls) == 2
+
+    calls = evaluate_with(result(("implausible_speedup",), 3.0))  # a bound on the speed, not one process's clocks
+    assert executor.evaluate_built(None, None, None, settings, 1).flags == ("implausible_speedup",) and len(calls) == 1
 
 
 def test_the_reference_measured_again_after_a_candidate_is_never_stored(monkeypatch, tmp_path):
