@@ -26,7 +26,7 @@ from harness.eval import triton_cache
 from harness.eval.build_cost import TORCH_HEADERS, expected_build_cost
 from harness.eval.cache import LOCK, touch
 from harness.eval.confine import Confinement
-from harness.eval.pch_maker import make_requested_pchs, trusted_keys
+from harness.eval.pch_maker import MadeLater, make_requested_pchs, trusted_keys
 from harness.facts import meminfo_bytes, usable_cores
 from harness.process import (
     CANDIDATE_FILE,
@@ -222,11 +222,12 @@ def _exclusive(path: Path):
 
 def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: float = 600.0,
           max_jobs: int = 2, force: bool = False, confinement: Confinement | None = None,
-          yield_cores: bool = True) -> BuildResult:
+          yield_cores: bool = True, made_later: MadeLater | None = None) -> BuildResult:
     """Build `candidate` (import it once) unless the same key was built before, here or elsewhere;
     `force` builds again from an empty directory. With a `confinement`, the build child is sandboxed: it may
-    write its build directory alone, and the precompiled headers it asks for are made after it (pch.py).
-    `yield_cores`: as build_env's."""
+    write its build directory alone. The precompiled headers it asks for (pch.py) are made after it, before it
+    returns, or by `made_later` (a GPU batch's: beside the evaluations) if given.
+    `yield_cores`: as build_env's, the makers too."""
     key = build_sha256(candidate, device, sandboxed=confinement is not None)
     directory = (cache_dir / "builds" / key[:32]).resolve()
     directory.mkdir(parents=True, exist_ok=True)
@@ -253,7 +254,10 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
         log = read_log(log_path)
         log_path.write_text(log)  # the build directory keeps what is kept of it (a candidate may print gigabytes)
         if outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout): nothing new starts then
-            make_requested_pchs(directory / PCH_REQUESTS, confinement)
+            if made_later is not None:
+                made_later.add(directory / PCH_REQUESTS, confinement)
+            else:
+                make_requested_pchs(directory / PCH_REQUESTS, confinement, device.target == "cuda" and yield_cores)
         started = CANDIDATE_STARTS in log
         if outcome.timed_out:  # what it left (torch's `lock` files among it) is cleared by the next build
             return BuildResult(status="timeout" if started else "harness_error", build_sha256=key,

@@ -23,6 +23,7 @@ from harness.eval.build import (
     torch_version,
 )
 from harness.eval.confine import UNSANDBOXED, confinement
+from harness.eval.pch_maker import MadeLater
 from harness.eval.plausibility import CONFIRMED, plausibility_flags
 from harness.problems.gate import degenerate_reasons
 from harness.process import (
@@ -201,7 +202,7 @@ def harness_fault(
 
 
 def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings,
-                   yield_cores: bool = True) -> BuildResult:
+                   yield_cores: bool = True, made_later: MadeLater | None = None) -> BuildResult:
     """build(), with a failure of the harness's own (a full disk, a child that cannot start) as a
     harness_error build instead of an exception that would end the whole run."""
     try:
@@ -214,6 +215,7 @@ def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings,
             force=settings.force if settings.rebuild is None else settings.rebuild,
             confinement=confinement(settings),
             yield_cores=yield_cores,
+            made_later=made_later,
         )
     except Exception as exc:  # noqa: BLE001 - reported as the job's harness_error
         return BuildResult(

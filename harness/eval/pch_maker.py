@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import re
 import shutil
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from harness import seal
@@ -29,6 +30,7 @@ from harness.process import (
     PCH_COMMAND,
     PCH_FAILED,
     PCH_FILE,
+    YIELD_ENV,
     child_env,
     pch_root,
     run_child,
@@ -39,12 +41,13 @@ KEY = re.compile(r"[0-9a-f]{32}")
 MAX_REQUESTS = 4  # a load_inline call asks for two (torch/extension.h's, nvcc's host text's): two calls' worth
 PCH_TIMEOUT_S = 600.0
 SEAL_FILE = "pch.seal"
+logger = logging.getLogger(__name__)
 
 
-def make_requested_pchs(requests: Path, confinement: Confinement | None) -> None:
+def make_requested_pchs(requests: Path, confinement: Confinement | None, yield_cores: bool = False) -> None:
     """What a build asked for, after it: marks and retirements at once, then the PCHs to make, side by side (a
-    load_inline with torch's header in its `.cu` asks for two, each one compiler's time, 1-2 minutes on an H200,
-    which the build's candidate waits out before its evaluation)."""
+    load_inline with torch's header in its `.cu` asks for two, each one compiler's time, 1-2 minutes on an H200).
+    `yield_cores`: the makers run under SCHED_IDLE, as builds beside evaluations on a GPU do."""
     if not requests.is_file():
         return
     taken, makes = 0, {}
@@ -68,7 +71,35 @@ def make_requested_pchs(requests: Path, confinement: Confinement | None) -> None
             makes.setdefault(record["make"], record["command"])
     if makes:
         with ThreadPoolExecutor(len(makes)) as pool:
-            list(pool.map(lambda key: _make(pch_root() / key, makes[key], confinement), makes))
+            list(pool.map(lambda key: _make(pch_root() / key, makes[key], confinement, yield_cores), makes))
+
+
+class MadeLater:
+    """On a GPU, the PCHs the batch's builds ask for, made on a thread of their own beside the evaluations (the
+    makers yielding the cores, as builds do), one build's requests at a time: the candidate whose build asked is
+    evaluated without waiting for them, and the builds after them take them once made and sealed."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pch")
+        self.pending: list[Future] = []
+
+    def add(self, requests: Path, confinement: Confinement | None) -> None:
+        self.pending.append(self.pool.submit(make_requested_pchs, requests, confinement, True))
+
+    def finish(self) -> None:
+        """Wait for what is being made (a PCH saves each later build of this machine its header's parse), saying so
+        where it is not done; a failure costs later builds time, never a verdict."""
+        if not all(future.done() for future in self.pending):
+            logger.warning("harness: finishing the precompiled headers this batch's builds asked for (later builds "
+                           "with the same flags read them instead of parsing torch's headers)")
+        self.pool.shutdown()
+        for future in self.pending:
+            if future.exception() is not None:
+                logger.warning("harness: making a precompiled header failed: %s", future.exception())
+
+    def abandon(self) -> None:
+        """Ctrl-C or a failure: start nothing more (the makers running are killed with every child)."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _is_key(value) -> bool:
@@ -80,12 +111,13 @@ def _retire(directory: Path, why: str) -> None:
         write_atomic(directory / PCH_FAILED, f"retired: {why}\n")
 
 
-def _make(directory: Path, command: list, confinement: Confinement | None) -> None:
+def _make(directory: Path, command: list, confinement: Confinement | None, yield_cores: bool) -> None:
     if (directory / PCH_FAILED).exists() or sealed(directory) or not _clear_unsealed(directory):
         return
     directory.mkdir(parents=True, exist_ok=True)
     write_atomic(directory / PCH_COMMAND, json.dumps(command))
-    run_child(["pch", str(directory)], env=child_env({"CUDA_VISIBLE_DEVICES": ""}), timeout_s=PCH_TIMEOUT_S,
+    env = child_env({"CUDA_VISIBLE_DEVICES": "", **({YIELD_ENV: "1"} if yield_cores else {})})
+    run_child(["pch", str(directory)], env=env, timeout_s=PCH_TIMEOUT_S,
               log_path=directory / "make.log", cwd=directory, policy=confinement and confinement.policy(directory))
     if _made(directory):
         seal_pch(directory)

@@ -1,7 +1,8 @@
 """Schedules a batch of jobs: each distinct candidate built once, its jobs evaluated as builds finish.
 
-The policy (Batch) is shared by both backends: this machine (run_jobs: builds on a pool of CPU workers,
-evaluations on one worker per device, in children started ahead of need) and a Ray cluster (ray.py). One
+The policy (Batch) is shared by both backends: this machine (run_jobs: builds on a pool of CPU workers, on a GPU
+the precompiled headers they ask for made beside the evaluations, evaluations on one worker per device, in children
+started ahead of need) and a Ray cluster (ray.py). One
 evaluation at a time per device, so nothing else runs on a GPU while it is being timed; on the CPU target,
 evaluations also wait for every build (the cores are the device).
 """
@@ -26,6 +27,7 @@ from harness.eval.evaluation import (
     evaluate_built,
     harness_fault,
 )
+from harness.eval.pch_maker import MadeLater
 from harness.process import (
     kill_all,
 )
@@ -131,10 +133,12 @@ class LocalRun:
         for worker in workers:
             worker.start()
         pool = ThreadPoolExecutor(max_workers=max(1, self.settings.build_workers), thread_name_prefix="build")
+        made_later = MadeLater() if batch.overlap else None  # on the cpu target nothing evaluates beside them
         try:
             leads = batch.leads(len(self.devices))
             for n, (sha, candidate) in enumerate(batch.to_build(len(self.devices))):
-                future = pool.submit(build_or_fault, candidate, self.devices[0], self.settings, n >= leads)
+                future = pool.submit(build_or_fault, candidate, self.devices[0], self.settings, n >= leads,
+                                     made_later)
                 future.add_done_callback(lambda f, sha=sha: self.events.put(("built", sha, f)))
             while not batch.done:
                 kind, *rest = self.events.get()
@@ -152,6 +156,8 @@ class LocalRun:
                         on_evaluated(rest[0], result)
         except BaseException:  # Ctrl-C or a failure: stop builders and children instead of waiting for them
             pool.shutdown(wait=False, cancel_futures=True)
+            if made_later:
+                made_later.abandon()
             kill_all()
             raise
         finally:
@@ -160,6 +166,8 @@ class LocalRun:
         pool.shutdown()
         for worker in workers:
             worker.join()
+        if made_later:
+            made_later.finish()
         return batch.ordered()
 
     def enqueue(self, indices: list[int]) -> None:

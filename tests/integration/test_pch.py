@@ -1,6 +1,8 @@
 """The precompiled torch/extension.h: asked for by a sandboxed build child, made once per flag set by a child of
 its own, used by the next builds with those flags, never fatal."""
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,9 @@ from harness.device import discover
 from harness.eval.build import build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import Confinement
+from harness.eval.pch_maker import MadeLater, trusted_keys
 from harness.process import PCH_FAILED, PCH_FILE
+from harness.types import DeviceInfo
 
 CANDIDATE = '''
 import torch.nn as nn
@@ -46,12 +50,13 @@ def pch_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_PCH_DIR", str(tmp_path / "pch"))
 
 
-def build_scaled_relu(cache: Path, tag: str, scale: float, flags: list[str], lean: bool = False):
+def build_scaled_relu(cache: Path, tag: str, scale: float, flags: list[str], lean: bool = False,
+                      device: DeviceInfo | None = None, made_later: MadeLater | None = None):
     # lean: no implicit headers, torch/extension.h included first by the source itself (the prompts' shape)
     source = CANDIDATE.format(tag=tag, scale=scale, flags=flags, lean=lean,
                               header="\n// the binding\n#include <torch/extension.h>" if lean else "")
-    result = build(candidate_from_source(source), discover("cpu"), cache, timeout_s=600,
-                   confinement=Confinement(hidden=()))
+    result = build(candidate_from_source(source), device or discover("cpu"), cache, timeout_s=600,
+                   confinement=Confinement(hidden=()), made_later=made_later)
     assert result.status == "ok", result.log[-3000:]
     return result
 
@@ -77,6 +82,39 @@ def test_two_candidates_with_the_same_flags_share_one_precompiled_header(tmp_pat
     x = torch.randn(1000)
     for result, scale in ((first, 2.0), (second, 3.0), (third, 4.0)):
         assert torch.equal(imported_extension(result).scaled_relu(x), scale * x.clamp_min(0))
+
+
+def makers_policies(under: Path, stop: threading.Event, seen: dict[int, bool]) -> None:
+    """Whether each PCH maker of a directory `under` (`python -m harness.child pch DIR`, not the sandbox's processes
+    that start it and wait) runs under SCHED_IDLE, as last seen (a child lowers its own policy as it starts)."""
+    while not stop.wait(0.05):
+        for entry in Path("/proc").iterdir():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                if argv[1:4] == [b"-m", b"harness.child", b"pch"] and argv[4].startswith(bytes(under)):
+                    seen[int(entry.name)] = os.sched_getscheduler(int(entry.name)) == os.SCHED_IDLE
+            except (OSError, ValueError, IndexError):
+                continue
+
+
+def test_on_a_gpu_the_header_is_made_beside_the_evaluations_and_yields_the_cores(tmp_path):
+    """A GPU batch's builds hand the headers they ask for to its MadeLater (scheduler.py): the build returns before the
+    header is made, so its candidate is evaluated meanwhile (not 1-2 minutes later), the maker yields the cores as
+    builds beside evaluations do, and the header is there for the builds after it once made."""
+    gpu = DeviceInfo(target="cuda", name="a GPU this machine need not have", index=0)
+    made_later, stop, seen = MadeLater(), threading.Event(), {}
+    watch = threading.Thread(target=makers_policies, args=(tmp_path, stop, seen))
+    watch.start()
+    try:
+        first = build_scaled_relu(tmp_path, "e", 2.0, REPORTING_FLAGS, device=gpu, made_later=made_later)
+        assert "for these flags is not made yet" in first.log
+        assert trusted_keys() == []  # the build is done, its header still being made
+        made_later.finish()
+    finally:
+        stop.set()
+        watch.join()
+    assert seen and all(seen.values()), seen  # a maker was seen, under SCHED_IDLE
+    assert len(list(tmp_path.rglob(PCH_FILE.name))) == 1 and len(trusted_keys()) == 1  # made, sealed: builds take it
 
 
 def test_flags_the_header_does_not_precompile_with_build_without_it(tmp_path):
