@@ -154,6 +154,8 @@ class LocalRun:
                     result = batch.evaluated(*rest)
                     if on_evaluated:
                         on_evaluated(rest[0], result)
+            if made_later:  # within the try: a Ctrl-C while it waits stops the makers too
+                made_later.finish()
         except BaseException:  # Ctrl-C or a failure: stop builders and children instead of waiting for them
             pool.shutdown(wait=False, cancel_futures=True)
             if made_later:
@@ -166,8 +168,6 @@ class LocalRun:
         pool.shutdown()
         for worker in workers:
             worker.join()
-        if made_later:
-            made_later.finish()
         return batch.ordered()
 
     def enqueue(self, indices: list[int]) -> None:
