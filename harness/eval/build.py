@@ -257,7 +257,7 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
             if made_later is not None:
                 made_later.add(directory / PCH_REQUESTS, confinement)
             else:
-                make_requested_pchs(directory / PCH_REQUESTS, confinement, device.target == "cuda" and yield_cores)
+                make_requested_pchs(directory / PCH_REQUESTS, confinement, yield_cores=YIELD_ENV in env)  # as the build
         started = CANDIDATE_STARTS in log
         if outcome.timed_out:  # what it left (torch's `lock` files among it) is cleared by the next build
             return BuildResult(status="timeout" if started else "harness_error", build_sha256=key,

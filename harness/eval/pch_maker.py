@@ -94,8 +94,8 @@ class MadeLater:
                            "with the same flags read them instead of parsing torch's headers)")
         self.pool.shutdown()
         for future in self.pending:
-            if future.exception() is not None:
-                logger.warning("harness: making a precompiled header failed: %s", future.exception())
+            if (failure := future.exception()) is not None:
+                logger.warning("harness: making a precompiled header failed: %s", failure)
 
     def abandon(self) -> None:
         """Ctrl-C or a failure: start nothing more (the makers running are killed with every child)."""
