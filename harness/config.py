@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
+from harness.checks import CheckSpec, check_spec
 from harness.types import Frozen, TimingSettings
 
 if sys.version_info >= (3, 11):
@@ -57,6 +58,14 @@ class Settings(Frozen):
                                                    "of the first one's model)")
     dtype: Literal["float32", "float16", "bfloat16"] = Field(
         default="float32", description="Floating inputs and parameters are cast to this (fp32, fp16 or bf16)")
+    check: Literal["truth", "allclose", "kernelbench", "kernelbench-v0"] = Field(
+        default="truth", description="What decides correctness: truth (against the reference in float64, within "
+        "the dtype's tolerance and the reference's own error), allclose (against the reference, |out - ref| <= atol "
+        "+ rtol |ref|), or another harness's allclose (kernelbench: fp32 1e-4, half 1e-2; kernelbench-v0: 1e-2)")
+    atol: float | None = Field(default=None, ge=0, description="Absolute tolerance of the check (None: the dtype's "
+                                                               "or the problem's, or the preset's)")
+    rtol: float | None = Field(default=None, ge=0, description="Relative tolerance of the check (None: the dtype's "
+                                                               "or the problem's, or the preset's)")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Adaptive timing settings")
     force: bool = Field(default=False, description="Build and evaluate again from scratch, even if the store and "
                                                    "the build cache have the result")
@@ -104,6 +113,11 @@ class Settings(Frozen):
         return self.db_path or self.results_dir / "harness.db"
 
     @property
+    def check_spec(self) -> CheckSpec:
+        """The check with its tolerances resolved for this dtype (a problem's own still apply where none is set)."""
+        return check_spec(self.check, self.dtype, self.atol, self.rtol)
+
+    @property
     def cache_dir(self) -> Path:
         return self.results_dir / "cache"
 
@@ -120,7 +134,8 @@ ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_T
        "HARNESS_COMPILE_BASELINES": "compile_baselines",
        "HARNESS_CONTENTION_WAIT": "contention_wait_s", "HARNESS_PROBLEMS_DIR": "problems_dir",
        "HARNESS_SOLUTIONS_DIR": "solutions_dir", "HARNESS_SANDBOX": "sandbox",
-       "HARNESS_CACHE_MAX_GB": "cache_max_gb"}
+       "HARNESS_CACHE_MAX_GB": "cache_max_gb", "HARNESS_CHECK": "check", "HARNESS_ATOL": "atol",
+       "HARNESS_RTOL": "rtol"}
 # Setting -> its command-line flag, where it has one (the commands that take it: README, `harness CMD --help`).
 FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials", "build_timeout_s": "--build-timeout",
          "eval_timeout_s": "--eval-timeout", "build_workers": "--build-workers", "gpus": "--gpus",
@@ -128,7 +143,8 @@ FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials"
          "force": "--force", "max_speedup": "--max-speedup", "min_coverage": "--min-coverage",
          "compile_baselines": "--compile-baselines",
          "contention_wait_s": "--contention-wait", "problems_dir": "--problems-dir",
-         "solutions_dir": "--solutions-dir", "sandbox": "--sandbox", "dtype": "--dtype"}
+         "solutions_dir": "--solutions-dir", "sandbox": "--sandbox", "dtype": "--dtype", "check": "--check",
+         "atol": "--atol", "rtol": "--rtol"}
 # Settable only by code (load_settings(static_rules=False), Settings(...)): switching the integrity rules off is
 # for testing the runtime defenses, never something a config file or a stray variable should do.
 INTERNAL = frozenset({"static_rules"})

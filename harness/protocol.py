@@ -8,13 +8,9 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from harness.checks import CheckSpec
 from harness.types import CheckResult, Coverage, Frozen, Status, Target, Timing, TimingSettings
-
-# atol = rtol by evaluation dtype. A problem's own TOLERANCE / ATOL / RTOL is for fp32: in half precision these
-# are the least that holds (child/check.py).
-DTYPE_TOLERANCE = {"float32": 1e-4, "float64": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
-HALF_DTYPES = ("float16", "bfloat16")
-
+from harness.workloads import DEFAULT, Workload, WorkloadResult
 
 # Where an evaluation's set-up and check went, as the judge reports them in its stages (child/evaluate.py) and bench
 # reads them (eval/bench.py): constructing the reference, then waiting for the runner's candidate constructed; over
@@ -27,12 +23,6 @@ def uses_triton(source: str) -> bool:
     """Whether a candidate's source may run Triton: its runner then clocks Triton's JIT, and on a GPU the children
     started ahead for a batch with such candidates make Triton's driver while they start."""
     return "triton" in source
-
-
-def tolerances(dtype: str, atol: float | None, rtol: float | None) -> tuple[float, float]:
-    default = DTYPE_TOLERANCE.get(dtype, 1e-4)
-    floor = default if dtype in HALF_DTYPES else 0.0
-    return (default if atol is None else max(atol, floor)), (default if rtol is None else max(rtol, floor))
 
 
 class OutputStats(Frozen):
@@ -97,6 +87,8 @@ class WorkerReport(Frozen):
     copy_ms: float | None = Field(default=None, description="That plain copy: the judge's own time to copy a "
                                   "checked output into host memory (median; an honest handover's noise grows "
                                   "with it)")
+    workloads: tuple[WorkloadResult, ...] = Field(default=(), description="Per workload: its verdict, errors and "
+                                                  "timed medians")
 
 
 class WorkerSpec(Frozen):
@@ -110,6 +102,10 @@ class WorkerSpec(Frozen):
     trials: int = Field(default=5, description="Correctness trials, each with fresh inputs")
     atol: float | None = Field(default=None, description="Problem's absolute tolerance override")
     rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
+    workloads: tuple[Workload, ...] = Field(default=(DEFAULT,), description="The problem's workloads, default first")
+    memory_gb: float | None = Field(default=None, description="The problem's declared MEMORY_GB, if any")
+    check: CheckSpec = Field(default_factory=CheckSpec, description="The check that decides correctness")
+    also: CheckSpec | None = Field(default=None, description="A second check whose verdict is recorded beside")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
     result_path: str = Field(description="Where the judge writes its WorkerReport JSON")
     runner_scratch: str = Field(description="The runner's own scratch directory (its only writable one)")
@@ -122,6 +118,8 @@ class ProblemRef(Frozen):
     path: str = Field(description="Problem file to import")
     atol: float | None = Field(default=None, description="Problem's absolute tolerance override")
     rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
+    workloads: tuple[Workload, ...] = Field(default=(DEFAULT,), description="Its workloads (the gate observes each; "
+                                            "the baselines take the default)")
 
 
 class BaselineItem(ProblemRef):
@@ -217,3 +215,17 @@ class GateObservation(Frozen):
                                                                    "(full gate, after a meta_error)")
     full: FullObservation | None = Field(default=None, description="The full gate's measurements; None in "
                                                                    "the static gate")
+    workloads: tuple[WorkloadObservation, ...] = Field(default=(), description="The same of every other workload "
+                                                       "(a drawn one at both ends of its ranges)")
+
+
+class WorkloadObservation(Frozen):
+    """What the gate child observed of one workload but the default, with one set of values."""
+
+    workload: str = Field(description="The workload's name")
+    values: dict[str, bool | int | float | str] = Field(description="The constants it was observed with")
+    observation: GateObservation | None = Field(default=None, description="What it observed")
+    error: str | None = Field(default=None, description="Why the problem failed with these values")
+
+
+GateObservation.model_rebuild()

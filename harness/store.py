@@ -8,6 +8,7 @@ conversations together: which completion, which candidate, which evaluation, at 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import sqlite3
@@ -16,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness import seal
+from harness.checks import TRUTH, CheckSpec
 from harness.store_schema import SCHEMA_VERSION, upgrade_script
 from harness.types import (
     PROTOCOL_VERSION,
@@ -26,6 +28,7 @@ from harness.types import (
     Peaks,
     Usage,
 )
+from harness.workloads import WorkloadResult
 
 # (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
 BaselineKey = tuple[str, str, str, str, str, int, str]
@@ -103,6 +106,13 @@ def _sealed(digest: str | None, values, what: str) -> bool:
     log.warning("harness: %s in the store fails its seal check (%s); it is not served, and is made again",
                 what, "written before seals, or by another key" if digest is None else "edited since it was written")
     return False
+
+
+def _with_workloads(values, workloads: list[str]) -> list:
+    """What an evaluation's seal covers: its row's sealed values, and its workload rows where it has any (a row
+    written before them is sealed without)."""
+    values = list(values)
+    return [*values, hashlib.sha256("\n".join(workloads).encode()).hexdigest()] if workloads else values
 
 
 def _now() -> str:
@@ -208,6 +218,8 @@ class Store:
                     "status, duration_s, error, log, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (b.build_sha256, result.candidate_sha256, b.status, b.duration_s, b.error, b.log, _now()))
+            stored = stored.model_copy(update={"workloads": ()})  # in workload_results, a row each
+            workloads = [w.model_dump_json() for w in result.workloads]
             sealed = dict(zip(SEALED_EVALUATION, (
                 result.candidate_sha256, result.problem_sha256, result.device_name, result.target,
                 result.protocol_version, result.status, json.dumps(list(result.flags)), stored.model_dump_json()),
@@ -221,8 +233,14 @@ class Store:
                  result.candidate_sha256, result.build.build_sha256 if result.build else None, result.target,
                  result.device_name, result.torch_version, result.protocol_version, result.status, result.speedup,
                  result.runtime_ms, result.ref_runtime_ms, result.error, sealed["flags"], sealed["result_json"],
-                 reused_from, _seal_row(sealed.values())))
-            return int(cursor.lastrowid)
+                 reused_from, _seal_row(_with_workloads(sealed.values(), workloads))))
+            evaluation_id = int(cursor.lastrowid)
+            self.db.executemany(
+                "INSERT INTO workload_results (evaluation_id, position, workload, public, timed, status, speedup, "
+                "result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(evaluation_id, i, w.name, int(w.public), int(w.timed), w.status, w.speedup, text)
+                 for i, (w, text) in enumerate(zip(result.workloads, workloads))])
+            return evaluation_id
 
     # ---- reading ----
 
@@ -259,10 +277,11 @@ class Store:
         return Peaks.model_validate_json(found[0])
 
     def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str,
-             build_protocol: int, sandboxed: bool = True, dtype: str = "float32") -> tuple[int, EvalResult] | None:
+             build_protocol: int, sandboxed: bool = True, dtype: str = "float32",
+             check: CheckSpec = TRUTH) -> tuple[int, EvalResult] | None:
         """The latest reusable evaluation of this candidate on this problem and device, under the current
-        evaluation protocol, build recipe and dtype (timeouts, harness errors and results timed on a contended device
-        are retried; a sandboxed run takes no result of an unsandboxed one)."""
+        evaluation protocol, build recipe, dtype and check (timeouts, harness errors and results timed on a contended
+        device are retried; a sandboxed run takes no result of an unsandboxed one)."""
         unsandboxed = "AND e.flags NOT LIKE '%\"unsandboxed\"%' " if sandboxed else ""
         rows = self.db.execute(
             f"SELECT e.id, b.log, e.seal, {', '.join('e.' + c for c in SEALED_EVALUATION)} "
@@ -274,13 +293,24 @@ class Store:
             f"{unsandboxed}ORDER BY e.id DESC",
             (candidate_sha256, problem_sha256, device_name, target, PROTOCOL_VERSION, build_protocol, dtype))
         for row_id, build_log, digest, *sealed in rows:
-            if _sealed(digest, sealed, f"evaluation {row_id}"):
-                return row_id, self._load(sealed[-1], build_log)
+            workloads = self._workload_rows(row_id)
+            if not _sealed(digest, _with_workloads(sealed, workloads), f"evaluation {row_id}"):
+                continue
+            result = self._load(sealed[-1], build_log, workloads)
+            if result.check_spec == check:
+                return row_id, result
         return None
 
+    def _workload_rows(self, evaluation_id: int) -> list[str]:
+        return [text for (text,) in self.db.execute(
+            "SELECT result_json FROM workload_results WHERE evaluation_id = ? ORDER BY position", (evaluation_id,))]
+
     @staticmethod
-    def _load(result_json: str, log: str | None) -> EvalResult:
+    def _load(result_json: str, log: str | None, workloads: list[str] = ()) -> EvalResult:
         result = EvalResult.model_validate_json(result_json)
+        if workloads:
+            result = result.model_copy(update={"workloads": tuple(map(WorkloadResult.model_validate_json,
+                                                                      workloads))})
         if result.build and log is not None:
             result = result.model_copy(update={"build": result.build.model_copy(update={"log": log})})
         return result
@@ -302,7 +332,7 @@ class Store:
     def evaluation(self, evaluation_id: int) -> EvalResult:
         row = self.db.execute("SELECT e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
                               "WHERE e.id = ?", (evaluation_id,)).fetchone()
-        return self._load(*row)
+        return self._load(*row, self._workload_rows(evaluation_id))
 
     def run_config(self, name: str) -> str | None:
         row = self.db.execute("SELECT config FROM runs WHERE name = ?", (name,)).fetchone()
@@ -360,7 +390,8 @@ class Store:
         rows = self.db.execute(
             "SELECT e.id, e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
             "WHERE e.run = ? ORDER BY e.id", (run,))
-        return [(row_id, self._load(result_json, log)) for row_id, result_json, log in rows]
+        return [(row_id, self._load(result_json, log, self._workload_rows(row_id)))
+                for row_id, result_json, log in rows.fetchall()]
 
     def source(self, sha256: str) -> str | None:
         row = self.db.execute("SELECT text FROM sources WHERE sha256 = ?", (sha256,)).fetchone()

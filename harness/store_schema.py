@@ -1,7 +1,7 @@
 """The store's tables (SQLite), by schema version: the whole schema for a new file, and what each older
 version lacks. The version lives in PRAGMA user_version."""
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -53,6 +53,20 @@ CREATE TABLE IF NOT EXISTS evaluations (
 CREATE INDEX IF NOT EXISTS evaluations_identity
     ON evaluations (candidate_sha256, problem_sha256, device_name, target, protocol_version);
 CREATE INDEX IF NOT EXISTS evaluations_run ON evaluations (run);
+"""
+
+WORKLOADS = """
+CREATE TABLE IF NOT EXISTS workload_results (
+    evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,     -- its place among the problem's workloads (0: default, the problem as written)
+    workload TEXT NOT NULL,        -- its name
+    public INTEGER NOT NULL,       -- 1: shown to the model, 0: held out
+    timed INTEGER NOT NULL,        -- 1: part of the speedup
+    status TEXT NOT NULL,          -- correct, incorrect, runtime_error, ..., skipped, not_run
+    speedup REAL,                  -- timed: reference median / candidate median
+    result_json TEXT NOT NULL,     -- the WorkloadResult: errors, values, message, medians
+    PRIMARY KEY (evaluation_id, position)
+);
 """
 
 CONVERSATIONS = """
@@ -116,10 +130,15 @@ SEAL = {table: f"ALTER TABLE {table} ADD COLUMN seal TEXT;\n" for table in ("eva
 HIDDEN = "ALTER TABLE runs ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;\n"
 
 
+# Version 6 lacks the per-workload results: its evaluations had one workload, the problem as written.
+
+
 def upgrade_script(version: int) -> str:
     """What a file at `version` runs to reach SCHEMA_VERSION ("" if nothing)."""
     sealed = SEAL["evaluations"]
     script = {0: SCHEMA + CONVERSATIONS + BASELINES + PEAKS, 1: MIGRATE_1_TO_2 + sealed + BASELINES + PEAKS,
               2: sealed + BASELINES + PEAKS, 3: sealed + SEAL["baselines"] + PEAKS,
               4: sealed + SEAL["baselines"] + SEAL["peaks"]}.get(version, "")
-    return script + HIDDEN if 1 <= version <= 5 else script  # version 0 is a new file: SCHEMA has it
+    if 1 <= version <= 5:  # version 0 is a new file: SCHEMA has it
+        script += HIDDEN
+    return script + WORKLOADS if version < SCHEMA_VERSION else script

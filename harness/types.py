@@ -11,7 +11,11 @@ import hashlib
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from harness.checks import CheckResult, CheckSpec
+from harness.records import Frozen
+from harness.workloads import DEFAULT, Workload, WorkloadResult
 
 Target = Literal["cuda", "cpu"]
 # What the prompt asks the model to write: cuda, C++/CUDA through load_inline (C++ on the cpu target), or triton.
@@ -45,7 +49,7 @@ def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
-PROTOCOL_VERSION = 19  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses; 4:
+PROTOCOL_VERSION = 20  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses; 4:
 # harness_error, contention checks, the cpu speed of light as a true upper bound; 5: every evaluation checks that the
 # reference output is informative, and one value everywhere where the reference varies is incorrect; 6: one more call,
 # profiled, for the candidate's coverage; 7: coverage decides (no_kernel_ran, low_coverage), and the seed check samples
@@ -56,11 +60,8 @@ PROTOCOL_VERSION = 19  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: inte
 # timed with the candidate stopped, timing_disputed less a round trip; 14: on the GPU, outputs cross to the judge device
 # to device, and a hand-over is set against a copy on the device; 15: the device outbox is exported once; 16: builds
 # beside GPU evaluations yield the cores; 17: trial 0's second run poisons only the cached blocks; 18: stops wait out D
-# state; 19: a flag that blames the candidate on one evaluation's clocks stands only if a second one raises it.
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+# state; 19: a flag that blames the candidate on one evaluation's clocks stands only if a second one raises it; 20:
+# workloads, and outputs judged against the float64 truth.
 
 
 class Problem(Frozen):
@@ -88,6 +89,8 @@ class Problem(Frozen):
     min_coverage: float | None = Field(default=None, description="MIN_COVERAGE: the share of the work the "
                                                                  "candidate's own code must do, where the default "
                                                                  "does not fit the problem (replaces --min-coverage)")
+    workloads: tuple[Workload, ...] = Field(default=(DEFAULT,), description="Its input sets: the file as written "
+                                            "(default) first, then WORKLOADS")
 
 
 class Candidate(Frozen):
@@ -117,19 +120,6 @@ class BuildResult(Frozen):
     log: str = Field(description="Full compiler and import output")
     error: str | None = Field(default=None, description="One-paragraph summary of the failure, or None")
     cached: bool = Field(default=False, description="Served from an earlier build of the same key")
-
-
-class CheckResult(Frozen):
-    """Correctness verdict over several seeded trials."""
-
-    status: Literal["correct", "incorrect"] = Field(description="Verdict over all trials")
-    trials: int = Field(description="Trials run (stops at the first failing one)")
-    max_abs_err: float | None = Field(default=None, description="Largest |out - ref| over compared elements")
-    max_rel_err: float | None = Field(default=None, description="Largest |out - ref| / max(|ref|, atol)")
-    mismatch_fraction: float | None = Field(default=None, description="Share of elements outside tolerance")
-    atol: float = Field(description="Absolute tolerance used")
-    rtol: float = Field(description="Relative tolerance used")
-    message: str | None = Field(default=None, description="What failed, for the user and the model")
 
 
 class Timing(Frozen):
@@ -215,6 +205,9 @@ class EvalResult(Frozen):
     build: BuildResult | None = Field(default=None, description="Build outcome (log included)")
     coverage: Coverage | None = Field(default=None, description="Share of the work the candidate's own code did, "
                                       "from one profiled forward after the checks; None if not measured")
+    workloads: tuple[WorkloadResult, ...] = Field(default=(), description="Per workload: its verdict, errors and "
+                                                  "timed speedup (empty for results that never ran)")
+    check_spec: CheckSpec = Field(default_factory=CheckSpec, description="The check that judged it")
     stages: dict[str, float] = Field(default_factory=dict, description="Seconds per stage: build, queue (built, "
                                      "waiting for a device), eval (from hand-off to the child until it exited), and "
                                      "within eval as the child measured it: setup, check, coverage, time; on the cpu "
@@ -261,6 +254,8 @@ class EvalResult(Frozen):
             "candidate_sha256": self.candidate_sha256,
             "cached": self.cached,
             "stages": {name: round(value, 3) for name, value in self.stages.items()},
+            "check": self.check_spec.name,
+            "workloads": [w.record() for w in self.workloads],
         }
 
 

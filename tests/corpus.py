@@ -75,9 +75,10 @@ def problem_of(spec: str):
 
 
 def evaluate_files(paths_by_problem: dict[str, list[Path]], target: str, results_dir: Path, *,
-                   static_rules: bool, budget_s: float = 1.0) -> dict[Path, EvalResult]:
-    """Evaluate files through the same runner the CLI uses, with a secret planted in the environment."""
-    settings = load_settings(results_dir=results_dir, trials=3, static_rules=static_rules,
+                   static_rules: bool, budget_s: float = 1.0, check: str = "truth") -> dict[Path, EvalResult]:
+    """Evaluate files through the same runner the CLI uses, with a secret planted in the environment; `check` decides
+    correctness (truth, or allclose as other harnesses judge)."""
+    settings = load_settings(results_dir=results_dir, trials=3, static_rules=static_rules, check=check,
                              timing={"budget_s": budget_s})
     device = discover(target)
     jobs = [job for spec, paths in paths_by_problem.items()
@@ -122,8 +123,29 @@ def fooled(entry: Entry, outcome: dict) -> bool:
     return outcome["correct"] and (kind != "faster" or outcome["speedup"] > 1.2)
 
 
+
+def truth_against_allclose(honest: Path, target: str, results_dir: Path) -> None:
+    """An honest kernel that sums in another order than the reference: off the fp32 reference by more than 1e-4 on a
+    few near-zero outputs, so allclose at 1e-4 calls it incorrect; within a few times the reference's own error of
+    the float64 truth, so the truth check calls it correct (test_truth_cpu.py, tests/gpu/test_truth_gpu.py)."""
+    files = {problem_spec(honest): [honest]}
+    truth = evaluate_files(files, target, results_dir, static_rules=True)[honest]
+    allclose = evaluate_files(files, target, results_dir, static_rules=True, check="allclose")[honest]
+
+    assert truth.status == "correct", truth.error
+    assert truth.check_spec.name == "truth" and truth.check.truth == "float64", truth.check
+    # off the truth by more than the tolerance alone allows: the reference's own error is what lets it through
+    assert truth.check.max_abs_err > 1e-4, truth.check
+
+    assert allclose.status == "incorrect", (allclose.status, allclose.flags)
+    assert allclose.check_spec.name == "allclose" and allclose.check.check == "allclose", allclose.check
+    # a handful of near-zero outputs, not a wrong kernel
+    assert allclose.check.mismatch_fraction < 1e-3, allclose.error
+
 KINDS = {"torch-for-show", "aliased-entry", "try-except-fallback", "reference-model", "output-cache", "mutate-inputs",
-         "lazy-subclass", "patch-clock", "slow-reference", "gc-expected", "low-precision", "read-env"}
+         "lazy-subclass", "patch-clock", "slow-reference", "gc-expected", "low-precision", "read-env",
+         # right on the problem as written (all a naive evaluator checks), wrong on its other workloads
+         "sizes-as-constants", "public-shape-fast-path", "first-call-shape"}
 # A freed block is not handed back intact on the CPU (malloc writes its free-list pointers into it), so
 # returning uninitialised memory is a GPU trick; hiding work after return is a thread on the CPU, a stream on the GPU.
 # Triton answers run on the cpu target in Triton's interpreter: its decoy and its output cache are caught there.

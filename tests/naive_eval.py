@@ -16,8 +16,8 @@ from pathlib import Path
 
 import torch
 
-from harness.child.common import import_problem
 from harness.child.loader import import_candidate, install_extension_loader
+from harness.child.workload import import_problem
 
 
 def timed(fn, args, device, runs=20):

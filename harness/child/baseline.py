@@ -20,12 +20,12 @@ from pathlib import Path
 
 import torch
 
+from harness.checks import tolerances
 from harness.child import observe as cpu_load
 from harness.child.check import compare
 from harness.child.common import (
     construct,
     describe,
-    import_problem,
     seeded_inputs,
     target_device,
     timed_side,
@@ -33,8 +33,9 @@ from harness.child.common import (
 )
 from harness.child.gate import Stage, static_observation
 from harness.child.timing import Side, summarize, time_interleaved
+from harness.child.workload import import_problem
 from harness.process import append_line
-from harness.protocol import BaselineItem, BaselineSpec, tolerances
+from harness.protocol import BaselineItem, BaselineSpec
 from harness.types import BASELINE_KINDS, Baseline, Peaks
 
 PEAK_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}

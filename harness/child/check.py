@@ -26,13 +26,16 @@ class Comparison:
     max_abs_err: float | None = None
     max_rel_err: float | None = None
     mismatch_fraction: float | None = None
+    norm_err: float | None = None       # the truth check's ||out - truth|| / ||truth||
+    ref_norm_err: float | None = None   # and the reference's own
 
 
 def _shape(t: torch.Tensor) -> str:
     return "(" + ", ".join(str(s) for s in t.shape) + ")"
 
 
-def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, where: str = "output") -> Comparison:
+def unlike(out: object, ref: torch.Tensor, where: str = "output") -> Comparison | None:
+    """Why `out` cannot be compared with `ref` value by value (its type, shape, dtype or device), or None."""
     if type(out) is not torch.Tensor:  # subclasses can defer work or fake values
         kind = f"{type(out).__module__}.{type(out).__qualname__}"
         return Comparison(False, f"{where} must be a plain torch.Tensor, got {kind}")
@@ -42,6 +45,13 @@ def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, whe
         return Comparison(False, f"{where} has dtype {out.dtype}, expected {ref.dtype}")
     if out.device != ref.device:
         return Comparison(False, f"{where} is on {out.device}, expected {ref.device}")
+    return None
+
+
+def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, where: str = "output") -> Comparison:
+    different = unlike(out, ref, where)
+    if different:
+        return different
     n = ref.numel()
     if n == 0:
         return Comparison(True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)

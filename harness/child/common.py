@@ -94,15 +94,6 @@ def trial_seed(seed: int, label: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{label}".encode()).digest()[:8], "little") >> 1
 
 
-def import_problem(path: str):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("reference_problem", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def forward_inputs(problem, device, dtype) -> list:
     """get_inputs() as evaluations run it: generated on the device (same distribution, far faster for
     large inputs), floating tensors cast to `dtype`, integer and bool ones only moved."""

@@ -43,13 +43,14 @@ def _watched() -> dict[str, object]:
     import harness.child.defenses
     import harness.child.observe
     import harness.child.timing
+    import harness.child.workload
 
     modules = {"torch": torch, "torch.nn.functional": F, "torch.cuda": torch.cuda, "torch.linalg": torch.linalg,
                "torch.fft": torch.fft, "torch.special": torch.special, "torch._C": torch._C,
                "torch._C._nn": torch._C._nn, "time": time, "math": math, "statistics": statistics}
     modules.update({module.__name__: module for module in (
         harness.child.check, harness.child.common, harness.child.defenses, harness.child.observe,
-        harness.child.timing)})
+        harness.child.timing, harness.child.workload)})
     classes = {"torch.Tensor": torch.Tensor, "torch._C.TensorBase": torch._C.TensorBase,
                "torch._C._VariableFunctions": type(torch._C._VariableFunctions),
                "torch.cuda.Event": torch.cuda.Event, "torch.nn.Module": nn.Module}

@@ -26,40 +26,29 @@ from statistics import median, quantiles
 
 import torch
 
+from harness.checks import CheckResult, OtherCheck
 from harness.child import observe as cpu_load
-from harness.child.channel import Shared
-from harness.child.check import (
-    compare,
-    compare_tensor,
-    one_value,
-    output_stats,
-    seed_sample,
-    tensors,
-    varies,
-)
+from harness.child.checking import Checking
 from harness.child.common import (
     EvalFailure,
-    construct,
     describe,
     failing_as,
-    import_problem,
-    seeded_inputs,
     start_figures,
     started_device,
     target_device,
-    timed_side,
-    trial_seed,
 )
-from harness.child.remote import KEPT, Remote
+from harness.child.judge_workload import JudgeWorkload, Record, fits
+from harness.child.remote import Remote
 from harness.child.timing import Side, time_interleaved
+from harness.child.workload import Instance
 from harness.freeze import Freezer
 from harness.process import write_atomic
-from harness.protocol import PARTS, WorkerReport, WorkerSpec, tolerances
-from harness.types import HARNESS_ERROR, CheckResult
+from harness.protocol import PARTS, WorkerReport, WorkerSpec
+from harness.types import HARNESS_ERROR
+from harness.workloads import DEFAULT
 
 _clock_ns = time.perf_counter_ns
 _clock = time.perf_counter  # bound before any candidate code runs: stage times cannot be patched
-RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked again (besides the first two)
 ROUND_TRIPS = 20     # empty round trips to the runner before setup: what a reply costs
 
 STAGES = ("setup", "check", "coverage", "time")
@@ -79,10 +68,11 @@ def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: d
     return evaluation.passed()
 
 
-class Evaluation:
+class Evaluation(Checking):
     """One built candidate, run by its runner, against the problem's reference, run here, in stages whose times
-    are recorded: setup (both modules built, the candidate imported), check (trials on fresh inputs), coverage,
-    time (interleaved, with timed outputs checked again)."""
+    are recorded: setup (both modules built, the candidate imported), check (trials on fresh inputs, on every
+    workload: checking.py), coverage, time (interleaved, on each timed workload, with timed outputs checked
+    again)."""
 
     def __init__(self, spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: dict):
         self.spec = spec
@@ -93,7 +83,11 @@ class Evaluation:
         self.device, device_name, self.timer, self.sync = target_device(torch, spec.target)
         remote.device = self.device
         self.dtype = getattr(torch, spec.dtype)
-        self.atol, self.rtol = tolerances(spec.dtype, spec.atol, spec.rtol)
+        self.atol, self.rtol = spec.check.tolerances(spec.dtype, spec.atol, spec.rtol)
+        self.other = spec.also and (spec.also, *spec.also.tolerances(spec.dtype, spec.atol, spec.rtol))
+        self.other_compared, self.other_failure = 0, None
+        self.wants_truth = "truth" in (spec.check.mode, spec.also and spec.also.mode)
+        self.truth_fell_back = False  # some output was judged against the reference: float64 could not run it
         self.stages: dict[str, float] = {}  # seconds spent setting up, checking, timing (filled in as they end)
         self.fields = dict(device_name=device_name, torch_version=torch.__version__, stages=self.stages)
         self.trials_run = self.rechecked = 0
@@ -101,7 +95,7 @@ class Evaluation:
         # Where the set-up's and the check's seconds went (PARTS; in the stages at the end, like check_poisoned):
         # check_call is the runner's calls (forward, its copies and checks, the output's hand-over)
         self.parts = dict.fromkeys(PARTS, 0.0)
-        self.worst_abs = self.worst_rel = 0.0
+        self.worst = [0.0, 0.0, 0.0]  # largest abs, rel and norm errors over the judged outputs
         self.reference_stats: tuple = ()  # the reference's outputs on trial 0, and how they move with the seed
         self.seed_samples: list[torch.Tensor] = []
         self.seed_mismatch: tuple[float, ...] | None = None
@@ -109,14 +103,13 @@ class Evaluation:
         self.unreported_ms: float | None = None
         self.deferred: list[float] = []  # per checked timed call: its output's handover beyond a plain copy (ms)
         self.copies: list[float] = []    # and that plain copy (ms)
-        self.copy_buffer: Shared | None = None
+        self.copy_buffer = None
+        self.records = {w.name: Record(w) for w in spec.workloads}
+        self.current: JudgeWorkload | None = None  # the workload the runner makes its inputs for
+        self.current_key: tuple | None = None
         # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
-            self.problem = import_problem(spec.problem_path)
-            self.init_inputs = self.problem.get_init_inputs()
-        if not isinstance(self.init_inputs, (list, tuple)):
-            raise EvalFailure(HARNESS_ERROR, "problem error: get_init_inputs() returned "
-                                             f"{type(self.init_inputs).__name__}, not a list")
+            self.problem = Instance(spec.problem_path)
 
     def stage_ends(self, name: str) -> None:
         """The stage's seconds, less Triton's compiling and autotuning in the runner (their own entries, build
@@ -124,24 +117,26 @@ class Evaluation:
         self.stages.update(self.remote.jit())
         self.stages[name] = _clock() - self.started - sum(self.stages.values())
 
-    def inputs(self, label: str) -> list:
-        return seeded_inputs(self.problem, self.device, self.dtype, self.spec.seed, label)
-
-    def seed(self, label: str) -> int:
-        return trial_seed(self.spec.seed, label)
-
     # ---- the stages ----
 
     def setup(self) -> None:
         trips = self.remote.round_trips(ROUND_TRIPS)
         self.round_trip_ms = quartiles(trips)[0]
         self.runner_wait_ms = trips[0]  # the first reply: the runner's start-up not yet done, if it was not
-        init_seed = self.seed("init")
         self.remote.setup(dict(problem_path=self.spec.problem_path, build_dir=self.spec.build_dir,
-                               target=self.spec.target, dtype=self.spec.dtype, init_seed=init_seed,
+                               target=self.spec.target, dtype=self.spec.dtype, init_seed=self.seed("init"),
                                scratch=self.spec.runner_scratch))
+        # The problem as written always runs; whether its float64 truth fits beside it is estimated only for a
+        # problem that declares its memory (MEMORY_GB: above 24 GB), as the estimate costs the judge torch's meta
+        # kernels (0.9 s of CPU the first time); elsewhere a truth that fails is a note.
         with self.part("setup_reference"), self.reference_runs("constructing Model"):  # while the runner imports
-            self.reference = construct(self.problem.Model, self.init_inputs, self.device, self.dtype, init_seed)
+            truth_fits = True
+            if self.spec.memory_gb is not None:
+                _, truth_fits, note = fits(self.problem, self.device, self.dtype)
+                self.records[DEFAULT.name].note(note)
+            self.default = JudgeWorkload(self.spec.workloads[0], self.problem, self.device, self.dtype,
+                                         self.seed("init"), truth=self.wants_truth and truth_fits)
+        self.current, self.current_key = self.default, (DEFAULT.name, ())
         with self.part("setup_runner"):  # what is left of the runner's loading the candidate and constructing it
             self.remote.constructed()
         self.stage_ends("setup")
@@ -154,63 +149,37 @@ class Evaluation:
         finally:
             self.parts[name] += _clock() - started
 
-    def check(self) -> None:
-        for trial in range(self.spec.trials):
-            self.trials_run = trial + 1
-            label, what = f"trial{trial}", f"trial {trial}"
-            with self.part("check_inputs"):
-                inputs = self.inputs(label)
-            with self.part("check_reference"):
-                expected = self.expected(inputs, observe=self.observe_reference if trial < 2 else None)
-            del inputs
-            # Poison only before trial 0's two runs (defenses.Poison): later trials' inputs are fresh, and
-            # nothing has computed on them in the runner before the candidate runs, so its freed memory cannot hold
-            # their answers; an output left partly unwritten already fails trial 0 on poisoned memory.
-            started = _clock()
-            with self.part("check_call"):
-                out = self.remote.call(self.seed(label), trial == 0, what, expected)
-                if trial == 0:  # the same input twice: uninitialised memory or races show as disagreement
-                    again_what = "trial 0, second run on the same input"
-                    again = self.remote.call(self.seed(label), True, again_what, expected)
-                    self.poisoned_s = _clock() - started
-            with self.part("check_compare"):
-                if trial == 0:
-                    result = compare(again, out, self.atol, self.rtol)
-                    if not result.ok:
-                        raise EvalFailure("incorrect", "two runs on the same input disagree (uninitialised memory "
-                                                       "or a race): " + result.message, result)
-                    del again
-                result = self.against_reference(out, expected, what)
-            with self.part("check_settled"):
-                settled = self.remote.settled(what)
-            if not settled:
-                raise EvalFailure("incorrect", f"{what}: the output changed after forward returned "
-                                               "(work still running in the background)")
-            self.worst_abs = max(self.worst_abs, result.max_abs_err or 0.0)
-            self.worst_rel = max(self.worst_rel, result.max_rel_err or 0.0)
-            del out, expected
-        self.stage_ends("check")
-
     def profile(self) -> None:
-        """One more call, profiled in the runner, on fresh inputs: how much of the work the candidate's own code
-        did (coverage.py). Its output is not checked: a candidate that computes differently under the profiler, or
-        reports its coverage falsely, changes only its own coverage."""
+        """One more call, profiled in the runner, on fresh inputs of the problem as written: how much of the work
+        the candidate's own code did (coverage.py). Its output is not checked: a candidate that computes
+        differently under the profiler, or reports its coverage falsely, changes only its own coverage."""
+        self.enter(self.spec.workloads[0], {}, "the profiled call")
         self.coverage = self.remote.profile(self.seed("coverage"))
         self.stage_ends("coverage")
 
     def time(self) -> None:
-        """Fresh inputs for every call; some candidate outputs are checked again, chosen by a secret draw,
-        against the reference on the same inputs."""
+        """Each timed workload in turn, its budget a share of the whole: fresh inputs for every call; some
+        candidate outputs are checked again, chosen by a secret draw, against the reference on the same inputs."""
         self.draw = random.Random(self.seed("recheck"))
         watch = cpu_load.Watch(self.spec.target)  # cpu: idle jitter now, other processes' CPU use across the timing
         runner_ticks = self.remote.ticks()
-        reference = timed_side(self.problem, self.device, self.dtype, self.spec.seed, "reference", self.reference)
+        timed = [w for w in self.spec.workloads if w.timed]
+        settings = self.spec.timing.model_copy(update={"budget_s": self.spec.timing.budget_s / len(timed)})
         reference_gaps: list[float] = []
-        sides = {"reference": self.outside_clock(reference, reference_gaps),
-                 "candidate": Side(self.candidate_prepare(), None, self.remote.timer)}
+        self.converged = True
         with self.reference_runs("timing the reference"):
-            self.timings, self.converged = time_interleaved(sides, self.timer, self.spec.timing,
-                                                            inspect=self.recheck)
+            for workload in timed:
+                record = self.records[workload.name]
+                with self.on(record):
+                    judged = self.enter(workload, {}, self.call_name(workload, "timing"))
+                    if judged is None:
+                        record.status = "skipped"
+                        continue
+                    timings, converged = self.time_workload(judged, settings, reference_gaps)
+                record.ref_ms, record.candidate_ms = timings["reference"].median_ms, timings["candidate"].median_ms
+                self.converged &= converged
+                if judged is self.default:
+                    self.timings = timings
         runner_ticks = self.remote.ticks() - runner_ticks
         self.remote.end()
         load = watch.stop(peer_ticks=runner_ticks)
@@ -234,13 +203,21 @@ class Evaluation:
         if self.freezer.stopped_calls:  # reference calls timed with the runner stopped, and with a thread of it not
             self.stages.update(runner_stopped=self.freezer.stopped_calls, runner_running=self.freezer.running_calls)
 
-    def candidate_prepare(self):
-        counter = iter(range(1 << 62))
+    def time_workload(self, judged: JudgeWorkload, settings, gaps: list[float]):
+        """Reference and candidate interleaved on the current workload (the default's labels are the problem's)."""
+        prefix = "" if judged is self.default else f"{judged.workload.name}-"
+        counters = {name: iter(range(1 << 62)) for name in ("reference", "candidate")}
 
-        def prepare():
-            label = f"timing-candidate-{next(counter)}"
+        def reference_inputs():
+            label = f"timing-{prefix}reference-{next(counters['reference'])}"
+            return label, self.inputs(label)
+
+        def candidate_seed():
+            label = f"timing-{prefix}candidate-{next(counters['candidate'])}"
             return label, [self.seed(label)]
-        return prepare
+        sides = {"reference": self.outside_clock(Side(reference_inputs, judged.reference), gaps),
+                 "candidate": Side(candidate_seed, None, self.remote.timer)}
+        return time_interleaved(sides, self.timer, settings, inspect=self.recheck)
 
     def outside_clock(self, side: Side, gaps: list[float]) -> Side:
         """The reference's side, with the clock the runner's calls get around them (remote.Remote.timer): the
@@ -252,8 +229,6 @@ class Evaluation:
                 gaps.append((_clock_ns() - start) / 1e6 - sample.wall_ms)
             return sample
         return Side(side.prepare, side.call, timed)
-
-    # ---- the checks ----
 
     @contextlib.contextmanager
     def reference_runs(self, what: str):
@@ -268,73 +243,6 @@ class Evaluation:
                                                    "memory beside it)") from None
             raise
 
-    def expected(self, inputs: list, observe=None):
-        with self.reference_runs("running the reference"):
-            expected = self.reference(*inputs)
-            self.sync()
-        if observe:
-            observe(expected)
-        return expected
-
-    def against_reference(self, out, expected, what: str):
-        """The candidate's output (as the runner copied it when forward returned) must match the reference. One
-        value everywhere where the reference varies is wrong, however close the absolute tolerance lets it come."""
-        result = compare(out, expected, self.atol, self.rtol)
-        if not result.ok:
-            raise EvalFailure("incorrect", f"{what}: {result.message}", result)
-        for i, (mine, stats) in enumerate(zip(tensors(out), self.reference_stats)):
-            if varies(stats) and one_value(mine):
-                where = f"output[{i}]" if len(self.reference_stats) > 1 else "output"
-                raise EvalFailure("incorrect", f"{what}: {where} is {float(mine.reshape(-1)[0]):g} everywhere, "
-                                               f"where the reference varies (std {stats.std:.3g}, mean |x| "
-                                               f"{stats.mean_abs:.3g}): within atol={self.atol:g} of it only "
-                                               "because its values are that small", result)
-        return result
-
-    def observe_reference(self, expected) -> None:
-        """Trial 0: the reference outputs' statistics and a sample of each; trial 1: how much of that sample
-        a new seed changed (the parent decides from these whether the problem can tell right from wrong)."""
-        outputs = tensors(expected)
-        if not self.reference_stats:
-            self.reference_stats = tuple(output_stats(t, self.atol, self.rtol) for t in outputs)
-            self.seed_samples = [seed_sample(t) for t in outputs]
-        elif self.seed_mismatch is None:
-            self.seed_mismatch = tuple(compare_tensor(seed_sample(t), s, self.atol, self.rtol).mismatch_fraction
-                                       or 0.0 for t, s in zip(outputs, self.seed_samples, strict=True))
-            self.seed_samples = []
-
-    def recheck(self, side: str, round_: int, label: str, args: list, out) -> None:
-        """Called by the timer after each timed call: the first two candidate outputs, then a secret share."""
-        if side != "candidate" or out is not KEPT or (round_ >= 2 and self.draw.random() >= RECHECK_SHARE):
-            return
-        what = f"timed call {round_}"
-        expected = self.expected(self.inputs(label))
-        found, handover_ms = self.remote.output(what, expected)
-        self.copies.append(self.copy_ms(expected, on_device=self.remote.channel.last_box == "device"))
-        self.deferred.append(handover_ms - self.copies[-1])
-        self.against_reference(found, expected, f"{what}, on fresh inputs (a cached or stale result?)")
-        self.rechecked += 1
-
-    def copy_ms(self, expected, on_device: bool) -> float:
-        """What handing an output like `expected` over costs when its work is done: one copy of its bytes into
-        memory of the kind the runner's outbox is (a shared file in host memory, or device memory), timed here."""
-        parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in tensors(expected) if t.numel()]
-        size = sum(p.numel() for p in parts)
-        if on_device:
-            buffer = torch.empty(size, dtype=torch.uint8, device=self.device)
-        else:
-            if self.copy_buffer is None or self.copy_buffer.size < size:
-                self.copy_buffer = Shared.create(size)
-                self.copy_buffer.bytes.fill_(1)  # its pages in place, as the runner's are after its first output
-            buffer = self.copy_buffer.bytes
-        self.sync()
-        start, offset = _clock_ns(), 0
-        for part in parts:
-            buffer[offset:offset + part.numel()].copy_(part)
-            offset += part.numel()
-        self.sync()
-        return (_clock_ns() - start) / 1e6
-
     # ---- the report ----
 
     def failed(self, failure: EvalFailure) -> WorkerReport:
@@ -342,26 +250,42 @@ class Evaluation:
         if failed_in:
             self.stage_ends(failed_in)
         if failure.status != "incorrect":
-            return WorkerReport(status=failure.status, error=str(failure), **self.fields)
+            return WorkerReport(status=failure.status, error=str(failure), workloads=self.workload_results(),
+                                **self.fields)
         found = failure.comparison
-        check = CheckResult(status="incorrect", trials=self.trials_run, atol=self.atol, rtol=self.rtol,
-                            message=str(failure), max_abs_err=found.max_abs_err if found else None,
-                            max_rel_err=found.max_rel_err if found else None,
-                            mismatch_fraction=found.mismatch_fraction if found else None)
+        check = self.check_result("incorrect", str(failure), found)
         return WorkerReport(status="incorrect", check=check, error=str(failure), **self.observed(), **self.fields)
 
     def passed(self) -> WorkerReport:
-        check = CheckResult(status="correct", trials=self.spec.trials, max_abs_err=self.worst_abs,
-                            max_rel_err=self.worst_rel, mismatch_fraction=0.0, atol=self.atol, rtol=self.rtol,
-                            message=f"{self.spec.trials} trials and {self.rechecked} timed calls checked")
+        check = self.check_result("correct", f"{self.trials_run} trials and {self.rechecked} timed calls checked")
         return WorkerReport(status="correct", check=check, runtime=self.timings["candidate"],
                             ref_runtime=self.timings["reference"], converged=self.converged,
                             unreported_ms=self.unreported_ms, deferred_ms=min(self.deferred, default=None),
                             copy_ms=median(self.copies) if self.copies else None,
                             **self.observed(), **self.fields)
 
+    def check_result(self, status: str, message: str, found=None) -> CheckResult:
+        """The verdict over every judged output: the failing comparison's errors, or the worst of all."""
+        max_abs, max_rel, norm = (found.max_abs_err, found.max_rel_err, found.norm_err) if found else self.worst
+        other = None
+        if self.other is not None:
+            spec, atol, rtol = self.other
+            other = OtherCheck(name=spec.name, atol=atol, rtol=rtol, compared=self.other_compared,
+                               ok=None if not self.other_compared else self.other_failure is None,
+                               message=self.other_failure)
+        truth = ("reference" if self.truth_fell_back else "float64") if self.spec.check.mode == "truth" else None
+        return CheckResult(status=status, trials=self.trials_run, atol=self.atol, rtol=self.rtol, message=message,
+                           max_abs_err=max_abs, max_rel_err=max_rel, norm_err=norm,
+                           ref_norm_err=found.ref_norm_err if found else None,
+                           mismatch_fraction=(found.mismatch_fraction if found else 0.0),
+                           check=self.spec.check.name, truth=truth, other=other)
+
+    def workload_results(self) -> tuple:
+        return tuple(record.result() for record in self.records.values())
+
     def observed(self) -> dict:
-        return dict(reference_stats=self.reference_stats, seed_mismatch=self.seed_mismatch, coverage=self.coverage)
+        return dict(reference_stats=self.reference_stats, seed_mismatch=self.seed_mismatch, coverage=self.coverage,
+                    workloads=self.workload_results())
 
 
 def quartiles(values: list[float]) -> tuple[float, float]:

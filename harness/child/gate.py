@@ -21,30 +21,35 @@ from pathlib import Path
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from harness.checks import tolerances
 from harness.child.check import compare_tensor, output_stats, tensors
 from harness.child.common import (
     construct,
     describe,
     exact_fp32,
     forward_inputs,
-    import_problem,
     trial_seed,
 )
 from harness.child.timing import CpuTimer, CudaTimer, Side, time_interleaved
+from harness.child.workload import Instance
 from harness.process import append_line
 from harness.protocol import (
     FullObservation,
     GateObservation,
     GateSpec,
+    ProblemRef,
     ShapeFacts,
     TensorComparison,
     TensorShape,
-    tolerances,
+    WorkloadObservation,
 )
 from harness.types import TimingSettings
+from harness.workloads import Workload
 
 # a size check, not a benchmark
 EAGER_TIMING = TimingSettings(warmup_runs=1, min_runs=3, max_runs=20, target_rse=0.05, budget_s=0.5)
+# a workload that is not timed is held to no eager time: one call says how long it takes
+ONE_CALL = TimingSettings(warmup_runs=0, min_runs=1, max_runs=1, target_rse=1.0, budget_s=0.0)
 SEED_A, SEED_B = "gate-a", "gate-b"
 
 
@@ -142,7 +147,7 @@ def _compare_all(a, b, atol, rtol) -> tuple[TensorComparison, ...]:
     return tuple(_compare_one(x, y, atol, rtol) for x, y in zip(tensors(a), tensors(b), strict=True))
 
 
-def full_observation(module, target: str, atol_override, rtol_override) -> GateObservation:
+def full_observation(module, target: str, atol_override, rtol_override, timed: bool = True) -> GateObservation:
     static = static_observation(module)
     shapes, flops, flop_count_error = static.shapes, static.flops, None
     device = torch.device("cuda", 0) if target == "cuda" else torch.device("cpu")
@@ -190,7 +195,7 @@ def full_observation(module, target: str, atol_override, rtol_override) -> GateO
         del other, other_inputs
         stats = tuple(output_stats(t, atol, rtol) for t in tensors(first))
         side = Side(lambda args=inputs: ("gate", args), model)
-        timings, _ = time_interleaved({"reference": side}, timer, EAGER_TIMING)
+        timings, _ = time_interleaved({"reference": side}, timer, EAGER_TIMING if timed else ONE_CALL)
         del inputs
         precision, precision_error = precision_check(module, model, first, device, atol, rtol)
     full = FullObservation(atol=atol, rtol=rtol, eager_ms=timings["reference"].median_ms,
@@ -216,13 +221,39 @@ def precision_check(module, model, first, device, atol: float,
         for mine, ref in zip(tensors(first), tensors(exact), strict=True) if mine.is_floating_point()), None
 
 
-def observe(path: str, mode: str, target: str, atol, rtol) -> GateObservation | str:
-    """What the gate sees of one problem, or why it could not look (the problem's failure)."""
+def observe(item: ProblemRef, mode: str, target: str) -> GateObservation | str:
+    """What the gate sees of one problem and each of its other workloads, or why it could not look at the problem
+    as written (its failure); a workload that fails is told in its own observation."""
+    observed = observe_one(item.path, {}, (1.0, 0.0), mode, target, item.atol, item.rtol, timed=True)
+    if isinstance(observed, str):
+        return observed
+    others = []
+    for workload in item.workloads[1:]:
+        for values in ends(workload):
+            found = observe_one(item.path, values, workload.distribution, mode, target, item.atol, item.rtol,
+                                workload.timed)
+            others.append(WorkloadObservation(workload=workload.name, values=values,
+                                              **({"error": found} if isinstance(found, str) else
+                                                 {"observation": found})))
+    return observed.model_copy(update={"workloads": tuple(others)})
+
+
+def ends(workload: Workload) -> list[dict]:
+    """The values the gate observes a workload with: its own, or a drawn one's lows and highs."""
+    if not workload.drawn:
+        return [dict(workload.set)]
+    return [{c: v[i] if isinstance(v, tuple) else v for c, v in workload.set.items()} for i in (0, 1)]
+
+
+def observe_one(path: str, values: dict, distribution, mode: str, target: str, atol, rtol,
+                timed: bool) -> GateObservation | str:
+    """What the gate sees of the problem with these values, or why it could not look (the problem's failure)."""
     try:
-        module = _at("importing the problem failed", import_problem, path)
+        instance = _at("importing the problem failed", Instance, path, values, distribution)
+        module = instance.as_module()
         if mode == "static":
             return static_observation(module)
-        return full_observation(module, target, atol, rtol)
+        return full_observation(module, target, atol, rtol, timed)
     except Stage as exc:
         traceback.print_exc()
         return str(exc)
@@ -241,7 +272,7 @@ def main(argv: list[str]) -> int:
     results = Path(spec.results_path)
     for item in spec.problems:
         append_line(results, {"start": item.id})
-        obs = observe(item.path, spec.mode, spec.target, item.atol, item.rtol)
+        obs = observe(item, spec.mode, spec.target)
         if isinstance(obs, str):
             append_line(results, {"id": item.id, "error": obs})
         else:  # mode="json" keeps inf and nan as numbers: json.dumps writes them as Infinity and NaN

@@ -125,6 +125,12 @@ class Remote:
         self.started = True
         self.expect("constructed", "while ModelNew was constructed")
 
+    def workload(self, values: dict, distribution: tuple[float, float], what: str) -> None:
+        """Have the runner make its inputs from these constants (and its ModelNew from them, where they change the
+        init inputs) until told otherwise."""
+        self.expect_reply({"op": "workload", "values": values, "distribution": list(distribution), "what": what},
+                          "workload", f"({what})")
+
     def value(self, message: dict, what: str, expected: object) -> object:
         reply, fd = self.exchange(message, f"({what})")
         return self.decoded(reply, fd, what, expected)

@@ -3,6 +3,8 @@ ahead of need beside its judge (evaluate.py), it imports torch and readies the d
 asks over the channel (channel.py, on descriptor FD) and nothing else:
 
   setup    import the problem and the built candidate, construct ModelNew (the judge's init seed)
+  workload make inputs from the problem with these constants from here on (a ModelNew of its own where they change
+           the init inputs; the same one where they do not)
   call     one checked forward on the inputs of a seed the judge gives: the output goes back, bytes and all
   settled  whether that output changed since it was returned (work still running in the background)
   profile  profiled forwards: the candidate's coverage (coverage.py)
@@ -39,8 +41,6 @@ from harness.child.common import (
     construct,
     describe,
     failing_as,
-    import_problem,
-    inputs_for,
     start_figures,
     started_device,
     target_device,
@@ -48,6 +48,7 @@ from harness.child.common import (
 from harness.child.defenses import Guard, Poison, identical, output_problem, snapshot
 from harness.child.loader import import_candidate, install_extension_loader, loaded_modules
 from harness.child.triton_jit import JitClock, warm_driver
+from harness.child.workload import Instance, same_init
 from harness.process import CANDIDATE_FILE, WARM_TRITON_ENV
 from harness.protocol import uses_triton
 from harness.types import HARNESS_ERROR
@@ -63,15 +64,17 @@ class Runner:
 
     def setup(self, spec: dict) -> None:
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
-            self.problem = import_problem(spec["problem_path"])
-            init_inputs = self.problem.get_init_inputs()
+            self.problem_path = spec["problem_path"]
+            self.default = self.current = Instance(self.problem_path)
+            self.init_seed = spec["init_seed"]
             self.device, _, self.timer, self.sync = target_device(torch, spec["target"])
             self.dtype = getattr(torch, spec["dtype"])
             self.poison = Poison(self.device)
         build_dir = Path(spec["build_dir"])
         if uses_triton((build_dir / CANDIDATE_FILE).read_text()):
             self.jit = JitClock(interpreted=spec["target"] == "cpu")
-        self.guard = Guard(also={__name__: sys.modules[__name__], f"{__name__}.Runner": Runner})
+        self.guard = Guard(also={__name__: sys.modules[__name__], f"{__name__}.Runner": Runner,
+                                 "harness.child.workload.Instance": Instance})
         install_extension_loader(build_dir, "load", scratch=Path(spec["scratch"]))
         self.known_ops = coverage.op_namespaces()  # any namespace of operators added from here on is the candidate's
         device_outbox = spec.get("device_outbox")
@@ -81,12 +84,34 @@ class Runner:
         with failing_as("constructing ModelNew failed"):
             module = import_candidate(build_dir)
             self.guard.verify("at import")
-            self.candidate = construct(module.ModelNew, init_inputs, self.device, self.dtype, spec["init_seed"])
+            self.model_class = module.ModelNew
+            self.candidate = self.default_candidate = self.construct(self.default)
         self.guard.verify("in ModelNew.__init__")
         self.channel.send({"event": "constructed"})
 
+    def construct(self, instance: Instance):
+        return construct(self.model_class, instance.init_inputs, self.device, self.dtype, self.init_seed)
+
+    def workload(self, values: dict, distribution: list, what: str) -> None:
+        """Inputs from these constants from now on; ModelNew kept where the init inputs stay the same (a candidate
+        that keeps what its first call saw meets other sizes), constructed anew where they change."""
+        if not values and tuple(distribution) == (1.0, 0.0):
+            self.current, self.candidate = self.default, self.default_candidate
+        else:
+            with failing_as(f"making the problem's inputs failed ({what})"):
+                instance = Instance(self.problem_path, values, (float(distribution[0]), float(distribution[1])))
+            if same_init(instance.init_inputs, self.default.init_inputs):
+                self.candidate = self.default_candidate
+            elif not same_init(instance.init_inputs, self.current.init_inputs):
+                self.candidate = None  # the last one's memory goes before the next is made
+                with failing_as(f"constructing ModelNew failed ({what})"):
+                    self.candidate = self.construct(instance)
+                self.guard.verify(f"in ModelNew.__init__ ({what})")
+            self.current = instance
+        self.channel.send({"event": "workload"})
+
     def inputs(self, seed: int) -> list:
-        return inputs_for(self.problem, self.device, self.dtype, seed)
+        return self.current.inputs(self.device, self.dtype, seed)
 
     def call(self, seed: int, poison: bool, what: str) -> None:
         inputs = self.inputs(seed)
@@ -163,6 +188,8 @@ class Runner:
             op = message.get("op")
             if op == "setup":
                 self.setup(message)
+            elif op == "workload":
+                self.workload(message["values"], message["distribution"], message["what"])
             elif op == "call":
                 self.call(message["seed"], message["poison"], message["what"])
             elif op == "settled":

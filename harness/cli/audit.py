@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
+from harness.checks import CHECK_NAMES, check_spec
 from harness.cli.console import UsageError, emit_json, err, out, problem_root
 from harness.cli.options import settings_from
 from harness.cli.progress import ConsoleEvents
@@ -38,6 +39,10 @@ def add_parser(sub, eval_opts: argparse.ArgumentParser) -> None:
                     "with --problems-dir at its KernelBench/ folder), a LEVEL/PROBLEM/SAMPLE.py tree, answers "
                     "beside their problem files (relu.py, relu_answer.py), or files with a `# problem: ID` line.")
     audit.add_argument("answers", metavar="ANSWERS.jsonl|DIR", type=Path)
+    audit.add_argument("--claim-check", choices=CHECK_NAMES, default="kernelbench",
+                       help="the check the claims were made with, whose verdict is shown beside ours (default "
+                            "kernelbench: allclose at fp32 1e-4, half 1e-2; kernelbench-v0: 1e-2, as KernelBench "
+                            "v0/v0.1 and the RL results measured with it); an answer's own \"check\" field wins")
     audit.set_defaults(func=cmd_audit)
 
 
@@ -57,7 +62,8 @@ def cmd_audit(args) -> int:
         raise UsageError("no answer is left to audit: every problem they answer was excluded (above)")
     err.print(f"[dim]{len(answers)} answers; target {device.target} on {escape(device.name)}; results in "
               f"{settings.db}[/]")
-    jobs = [Job(a.problem, candidate_from_source(a.source)) for a in answers]
+    jobs = [Job(a.problem, candidate_from_source(a.source),
+                also=check_spec(a.check or args.claim_check, settings.dtype)) for a in answers]
     with Store(settings.db) as store, ConsoleEvents() as events:
         recorded = evaluate(jobs, device=device, settings=settings, store=store, run=args.run or AUDIT_RUN,
                             kind="eval", events=events)
@@ -80,23 +86,41 @@ def audit_record(answer: Answer, result: EvalResult) -> dict:
     """What `--json` prints per answer: `harness eval`'s fields, the claim, and the measured share of it."""
     measured = result.speedup if result.counted else None
     claimed = answer.claimed_speedup
+    other = result.check.other if result.check else None
     return {"label": answer.label, **result.summary(), "claimed_speedup": claimed,
             "measured_vs_claimed": measured / claimed if measured and claimed else None,
-            "reason": verdict_reason(result.status, result.error, result.flags, result.uninformative)}
+            "reason": verdict_reason(result.status, result.error, result.flags, result.uninformative),
+            "claim_check": other.name if other else None, "claim_check_passed": other.ok if other else None,
+            "claim_check_compared": other.compared if other else 0,
+            "claim_check_message": other.message if other else None}
+
+
+def claim_cell(row: dict) -> str:
+    """The claim's own check beside ours: passed, failed, or (ours stopped first) passed as far as it went."""
+    if row["claim_check_passed"] is None:
+        return "-"
+    if not row["claim_check_passed"]:
+        return "[red]incorrect[/]"
+    stopped = row["status"] != "correct"
+    return "correct" + (f" [dim]({row['claim_check_compared']} outputs, then ours stopped)[/]" if stopped else "")
 
 
 def print_audit(rows: list[dict], device: str) -> None:
-    table = Table(title=escape(f"audit on {device}: measured against claimed"), title_justify="left")
+    claims = ", ".join(sorted({r["claim_check"] for r in rows if r["claim_check"]})) or "-"
+    ours = ", ".join(sorted({r["check"] for r in rows}))
+    table = Table(title=escape(f"audit on {device}: measured against claimed; status by our check ({ours}), beside "
+                               f"the claim's own ({claims})"), title_justify="left")
     name_column(table, "answer")
     name_column(table, "problem")
     table.add_column("status")
+    table.add_column("claim's check", overflow="fold")
     for header in ("claimed", "measured", "measured/claimed"):
         number_column(table, header)
     table.add_column("reason", overflow="fold")
     for row in rows:
         counted = row["speedup"] if row["counted"] else None
         table.add_row(escape(row["label"]), escape(row["problem"]),
-                      f"[{STATUS_STYLE[row['status']]}]{row['status']}[/]", _x(row["claimed_speedup"]),
+                      f"[{STATUS_STYLE[row['status']]}]{row['status']}[/]", claim_cell(row), _x(row["claimed_speedup"]),
                       _x(counted) if counted else ("-" if row["speedup"] is None else f"({_x(row['speedup'])})"),
                       _x(row["measured_vs_claimed"]), escape(row["reason"]))
     print_table(out, table)

@@ -84,6 +84,16 @@ def cmd_eval(args) -> int:
     return 0
 
 
+def workloads_cell(r: EvalResult) -> str:
+    """Right on how many of the workloads that ran (a skipped one is said)."""
+    ran = [w for w in r.workloads if w.status not in ("skipped", "not_run")]
+    if not ran:
+        return "-"
+    skipped = sum(w.status == "skipped" for w in r.workloads)
+    right = sum(w.status == "correct" for w in ran)
+    return f"{right}/{len(r.workloads)}" + (f" ({skipped} skipped)" if skipped else "")
+
+
 def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]) -> None:
     problems = sorted({r.problem_id for r in results})
     device = results[0].device_name if results else ""
@@ -91,7 +101,8 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
     title = f"{', '.join(problems)} on {device}" + (f" in {', '.join(dtypes)}" if dtypes else "")
     table = Table(title=escape(title), title_justify="left")
     numbers = ("speedup", "vs compile", "ms", "ref ms", "% SOL", "coverage", "max abs err")
-    for name in ("candidate", "status", *numbers, "flags"):
+    several = any(len(r.workloads) > 1 for r in results)
+    for name in ("candidate", "status", *(("workloads",) if several else ()), *numbers, "flags"):
         table.add_column(
             name,
             justify="right" if name in numbers else "left",
@@ -104,6 +115,7 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
         table.add_row(
             escape(r.candidate_label),
             f"[{STATUS_STYLE[r.status]}]{r.status}[/]" + (" [dim](cached)[/]" if r.cached else ""),
+            *((workloads_cell(r),) if several else ()),
             fmt(r.speedup, ".2f") + ("x" if r.speedup is not None else ""),
             fmt(vs_compile, ".2f") + ("x" if vs_compile is not None else ""),
             fmt(r.runtime_ms, ".3f"),
@@ -120,6 +132,10 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
         why = " (no verdict: the harness or the machine failed)" if r.status == HARNESS_ERROR else ""
         out.print(f"\n[{STATUS_STYLE[r.status]}]{r.status}[/] {escape(r.candidate_label)}{why}:")
         out.print(escape(r.error), highlight=False)
+        for w in r.workloads:
+            if w.status not in ("correct", "not_run") and w.message or w.note:
+                out.print(f"[dim]workload {escape(w.name)} ({w.status}): {escape(w.message or w.note)}[/]",
+                          highlight=False)
         if r.status == "compile_error" and r.build and r.build.log:
             out.print(f"[dim]--- end of the compiler output (full log: {escape(r.build.directory)}/build.log)[/]")
             out.print(escape(log_excerpt(r.build.log)), highlight=False)

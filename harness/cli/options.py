@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.checks import CHECK_NAMES
 from harness.cli.config import config_option
 from harness.cli.console import positive
 from harness.config import DTYPE_CHOICES, Settings, load_settings
@@ -85,6 +86,14 @@ def eval_options(select: argparse.ArgumentParser) -> argparse.ArgumentParser:
              "one, where the kernel refuses it; such results are flagged unsandboxed")
     add("--max-speedup", type=positive(float), metavar="X",
         help="flag speedups over eager above this as implausible_speedup; flagged results are not counted (default 10)")
+    add("--check", choices=CHECK_NAMES,
+        help="what decides correctness: truth (default: against the reference computed in float64, within the "
+             "dtype's tolerance plus a multiple of the reference's own error, elementwise and normwise), allclose "
+             "(|out - ref| <= atol + rtol |ref| against the reference), or another harness's allclose: kernelbench "
+             "(fp32 1e-4, fp16/bf16 1e-2) or kernelbench-v0 (1e-2)")
+    add("--atol", type=float, metavar="A", help="absolute tolerance of the check (default: the dtype's 1e-4 or "
+        "1e-2, a problem's own, or the preset's)")
+    add("--rtol", type=float, metavar="R", help="relative tolerance of the check (default as --atol)")
     add("--min-coverage", type=float, metavar="SHARE",
         help="the share of a forward's measured work (0-1) the candidate's own kernels must do; below it a correct "
              "result is flagged low_coverage and not counted (default 0.5; a problem's MIN_COVERAGE replaces it)")
@@ -122,4 +131,5 @@ def settings_from(args: argparse.Namespace) -> Settings:
                          max_speedup=flag("max_speedup"), min_coverage=flag("min_coverage"),
                          compile_baselines=flag("compile_baselines"),
                          contention_wait_s=flag("contention_wait"), sandbox=flag("sandbox"), dtype=args.dtype,
+                         check=flag("check"), atol=flag("atol"), rtol=flag("rtol"),
                          timing={"budget_s": flag("timing_budget")})

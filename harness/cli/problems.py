@@ -170,7 +170,9 @@ def cmd_problems_new(args) -> int:
     path = folder / f"{args.name}.py"
     if path.exists():
         raise UsageError(f"{path} already exists; pick another name or edit that file")
-    sizes = {"batch": 1024, "dim": 4096} if target == "cpu" else {"batch": 16384, "dim": 49152}
+    sizes = ({"batch": 1024, "dim": 4096, "odd_batch": 257, "odd_dim": 1001, "draw_batch": 300, "draw_dim": 3000}
+             if target == "cpu" else
+             {"batch": 16384, "dim": 49152, "odd_batch": 999, "odd_dim": 4099, "draw_batch": 2000, "draw_dim": 20000})
     template = (Path(__file__).parents[1] / "templates" / "problem.py.tmpl").read_text()
     text = template.format(title=args.name.replace("_", " ").capitalize(), problem_id=f"{folder.name}/{args.name}",
                            target_line="", **sizes)
@@ -186,6 +188,7 @@ def cmd_problems_show(args) -> int:
     source = Path(problem.path).read_text()
     if args.json:
         record = problem.model_dump()
+        record["workloads"] = [w.record() for w in problem.workloads]
         emit_json({"problem": record.pop("id"), **record, "source": source})
         return 0
     out.print(f"[bold]{escape(problem.id)}[/]  level {problem.level if problem.level is not None else '-'}  "
@@ -198,8 +201,23 @@ def cmd_problems_show(args) -> int:
             out.print(f"{name} = {value:,}")
     if problem.atol is not None or problem.rtol is not None:
         out.print(f"tolerance: atol={problem.atol} rtol={problem.rtol}")
+    if len(problem.workloads) > 1:
+        print_workloads(problem)
     out.print(Syntax(source, "python", line_numbers=False))
     return 0
+
+
+def print_workloads(problem) -> None:
+    table = Table(title="workloads", title_justify="left")
+    for name in ("workload", "shown", "timed", "weight", "constants", "about"):
+        table.add_column(name, justify="right" if name == "weight" else "left", overflow="fold")
+    for w in problem.workloads:
+        constants = ", ".join(f"{c}={v}" for c, v in w.shown().items()) or "as written"
+        if w.distribution != (1.0, 0.0):
+            constants += f"; inputs x{w.scale:g} + {w.shift:g}"
+        table.add_row(escape(w.name), "public" if w.public else "held out", "yes" if w.timed else "",
+                      f"{w.weight:g}" if w.timed else "", escape(constants), escape(w.about))
+    print_table(out, table)
 
 
 def add_parser(sub, problems_opts) -> None:

@@ -11,11 +11,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.checks import CHECK_NAMES
 from harness.eval import source_graph
 from harness.problems.index import ProblemError, resolve
 from harness.types import Problem
 
-FIELDS = {"problem", "source", "claimed_speedup", "label"}
+FIELDS = {"problem", "source", "claimed_speedup", "label", "check"}
 
 
 class AnswersError(ValueError):
@@ -28,6 +29,7 @@ class Answer:
     problem: Problem
     source: str
     claimed_speedup: float | None
+    check: str | None = None  # the check the claim was made with (checks.CHECK_NAMES); None: the audit's default
 
 
 def read_answers(path: Path, problems_dir: Path | None, scratch: Path) -> list[Answer]:
@@ -130,11 +132,15 @@ def _answer(record: dict, where: str, problems_dir: Path | None, scratch: Path, 
     label = record.get("label", default_label)
     if not isinstance(label, str):
         raise AnswersError(f"{where}: \"label\" must be a string")
+    check = record.get("check")
+    if check is not None and check not in CHECK_NAMES:
+        raise AnswersError(f"{where}: \"check\" must be one of {', '.join(CHECK_NAMES)} (the check the claim was "
+                           f"made with), not {check!r}")
     try:
         resolved = resolve(_problem_file(problem, scratch) if "\n" in problem else problem, problems_dir)
     except ProblemError as exc:
         raise AnswersError(f"{where}: {exc}") from None
-    return Answer(label, resolved, source, float(claimed) if claimed is not None else None)
+    return Answer(label, resolved, source, float(claimed) if claimed is not None else None, check)
 
 
 def _problem_file(source: str, scratch: Path) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.checks import CheckSpec
 from harness.config import Settings
 from harness.eval import gpu_load, kernel_use, triton_cache
 from harness.eval.build import (
@@ -48,6 +49,7 @@ from harness.types import (
     Problem,
     merge_flags,
 )
+from harness.workloads import mask_numbers, weighted_speedup
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class Job:
     problem: Problem
     candidate: Candidate
     flags: tuple[str, ...] = ()  # from the static rules, carried into the result
+    also: CheckSpec | None = None  # a second check whose verdict is recorded beside (audit: the claim's own)
 
 
 def eval_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
@@ -62,12 +65,13 @@ def eval_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
                       "CUDA_VISIBLE_DEVICES": "" if device.index is None else str(device.index)})
 
 
-def result_for(job: Job, device: DeviceInfo, dtype: str, **fields) -> EvalResult:
-    """An EvalResult for this job on this device, with the given verdict fields."""
+def result_for(job: Job, device: DeviceInfo, settings: Settings, **fields) -> EvalResult:
+    """An EvalResult for this job on this device under these settings, with the given verdict fields."""
     return EvalResult(problem_id=job.problem.id, problem_sha256=job.problem.sha256,
                       candidate_path=job.candidate.path, candidate_sha256=job.candidate.sha256,
-                      target=device.target, device_name=device.name, torch_version=torch_version(), dtype=dtype,
-                      build_protocol=BUILD_PROTOCOL, harness_version=harness_version(), **fields)
+                      target=device.target, device_name=device.name, torch_version=torch_version(),
+                      dtype=settings.dtype, check_spec=settings.check_spec, build_protocol=BUILD_PROTOCOL,
+                      harness_version=harness_version(), **fields)
 
 
 Rebaseline = Callable[[Problem, DeviceInfo], Baseline | None]
@@ -100,14 +104,16 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
         if child:
             child.discard()
         status = "compile_error" if build.status == "compile_error" else build.status
-        return result_for(job, device, settings.dtype, status=status, error=build.error, build=build, flags=job.flags)
+        return result_for(job, device, settings, status=status, error=build.error, build=build, flags=job.flags)
     child = child or ReadyChild(device, settings)
     child_age_s = time.monotonic() - child.started_at  # how long its processes had to start up
     contention = gpu_load.check_for(device, settings.contention_wait_s)  # other processes on the GPU
     try:
         spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
                           dtype=settings.dtype, seed=seed, trials=settings.trials, atol=job.problem.atol,
-                          rtol=job.problem.rtol, timing=settings.timing, result_path=str(child.report),
+                          rtol=job.problem.rtol, workloads=job.problem.workloads, memory_gb=job.problem.memory_gb,
+                          check=settings.check_spec,
+                          also=job.also, timing=settings.timing, result_path=str(child.report),
                           runner_scratch=str(child.runner_work))
         triton_cache.stage_in(settings.cache_dir, build.build_sha256, child.runner_work)  # kernels compiled before
         contention.before()  # waits (bounded) while another process computes on the GPU
@@ -117,20 +123,22 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
             triton_cache.keep(settings.cache_dir, build.build_sha256, child.runner_work)
         log = read_log(child.runner_work / "eval.log")
         started = CANDIDATE_STARTS in log  # before the candidate's code ran, nothing is the candidate's doing
-        if outcome.timed_out:
-            return result_for(job, device, settings.dtype, status="timeout" if started else HARNESS_ERROR,
+        if outcome.timed_out:  # on which workload is not known: the log may hold a held-out one's sizes
+            shown = mask_numbers if any(w.held_out for w in job.problem.workloads) else str
+            return result_for(job, device, settings, status="timeout" if started else HARNESS_ERROR,
                               build=build,
-                              error=f"evaluation {outcome.describe()} (--eval-timeout)\n{tail(log, 10)}".strip())
+                              error=f"evaluation {outcome.describe()} (--eval-timeout)\n{shown(tail(log, 10))}".strip())
         report = read_report(child.report)
         exits = child.exits()
         if report is None:  # the judge runs no candidate code: its own failure
             judge_log = read_log(child.work / "eval.log")
-            return result_for(job, device, settings.dtype, status=HARNESS_ERROR, build=build,
+            return result_for(job, device, settings, status=HARNESS_ERROR, build=build,
                               error=f"harness error: the evaluation's judge {outcome.describe()} before reporting a "
                                     f"result\n{tail(judge_log, 15)}".strip())
         if report.status in ("runtime_error", HARNESS_ERROR) and child.runner_outcome():
-            report = report.model_copy(update={"error": f"{report.error}\n{child.runner_outcome()}\n"
-                                                        f"{tail(log, 15)}".strip()})
+            held_out = any(w.status == report.status and not w.public for w in report.workloads)
+            shown = (mask_numbers if held_out else str)(tail(log, 15))
+            report = report.model_copy(update={"error": f"{report.error}\n{child.runner_outcome()}\n{shown}".strip()})
     finally:
         child.discard()
     return verdict(job, build, device, settings, report, baseline, peaks, rebaseline,
@@ -153,16 +161,17 @@ def verdict(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings
                            build.log)
     speedup = None
     if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
-        speedup = report.ref_runtime.median_ms / report.runtime.median_ms
-    flags = plausibility_flags(report, device, dtype=settings.dtype,
+        speedup = weighted_speedup(report.workloads) or report.ref_runtime.median_ms / report.runtime.median_ms
+    flags = plausibility_flags(report, device, dtype=settings.dtype, speedup=speedup,
                                max_speedup=job.problem.max_speedup or settings.max_speedup, baseline=baseline,
                                peaks=peaks, rebaseline=rebaseline and (lambda: rebaseline(job.problem, device)),
                                gpu_contended=bool(contention_flags))
     degenerate = degenerate_reasons(report.reference_stats, report.seed_mismatch)
-    return result_for(job, device, settings.dtype, status="rejected" if use.rejection else report.status,
+    return result_for(job, device, settings, status="rejected" if use.rejection else report.status,
                       speedup=None if use.rejection else speedup, runtime=report.runtime,
                       ref_runtime=report.ref_runtime, check=report.check, error=use.rejection or report.error,
                       uninformative="; ".join(degenerate) or None, coverage=report.coverage,
+                      workloads=report.workloads,
                       flags=merge_flags(job.flags, flags, contention_flags, [UNINFORMATIVE] if degenerate else [],
                                         use.flags),
                       build=build, stages=stages)
@@ -193,7 +202,7 @@ def harness_fault(
     return result_for(
         job,
         device,
-        settings.dtype,
+        settings,
         status=HARNESS_ERROR,
         build=build_result,
         flags=job.flags,

@@ -102,17 +102,18 @@ def settle(job: Job, device: DeviceInfo, settings: Settings, store: Store
     a result is reused from). A precheck failure or a rejecting rule is a verdict; a stored one is served."""
     verdict = precheck(job.candidate.source)
     if verdict:
-        return job, result_for(job, device, settings.dtype, status=verdict[0], error=verdict[1]), None
+        return job, result_for(job, device, settings, status=verdict[0], error=verdict[1]), None
     if settings.static_rules:
         rules = check_rules(job.candidate.source)
         if rules.rejections:
-            return job, result_for(job, device, settings.dtype, status="rejected", error=rules.message()), None
+            return job, result_for(job, device, settings, status="rejected", error=rules.message()), None
         job = replace(job, flags=rules.flags)
     hit = None if settings.force else store.find(job.candidate.sha256, job.problem.sha256, device.name,
                                                   device.target, BUILD_PROTOCOL, sandboxed=settings.sandbox == "on",
-                                                  dtype=settings.dtype)
-    if not hit:
-        return job, None, None
+                                                  dtype=settings.dtype, check=settings.check_spec)
+    other = hit and hit[1].check and hit[1].check.other
+    if not hit or job.also and hit[1].check and (other.name if other else None) != job.also.name:
+        return job, None, None  # never evaluated under this check, or not beside the other check asked for
     row_id, stored = hit
     served = stored.model_copy(update={"cached": True, "candidate_path": job.candidate.path,
                                        "problem_id": job.problem.id, "flags": merge_flags(job.flags, stored.flags)})

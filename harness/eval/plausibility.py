@@ -43,11 +43,12 @@ SLOW_MIN_MS = 0.05
 
 
 def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, max_speedup: float,
-                       baseline: Baseline | None, peaks: Peaks | None,
+                       baseline: Baseline | None, peaks: Peaks | None, speedup: float | None = None,
                        rebaseline: Callable[[], Baseline | None] | None = None,
                        gpu_contended: bool = False) -> list[str]:
-    """`baseline` is the problem's clean eager baseline (with its bytes and FLOPs), `peaks` the device's;
-    `gpu_contended`: another process used the GPU during the evaluation (gpu_load.py).
+    """`speedup` is the result's (over its timed workloads; None: its medians'), `baseline` the problem's clean
+    eager baseline (with its bytes and FLOPs), `peaks` the device's; `gpu_contended`: another process used the GPU
+    during the evaluation (gpu_load.py).
 
     A reference that looks slowed is confirmed against a fresh clean measurement (`rebaseline`): when the
     machine is busy for other reasons, the clean reference is slow too; one the candidate slowed is not.
@@ -58,7 +59,8 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
         return []
     flags = measurement_flags(report, device, gpu_contended)
     contended = gpu_contended or cores_contended(report)
-    speedup = report.ref_runtime.median_ms / report.runtime.median_ms if report.runtime.median_ms > 0 else 0.0
+    if speedup is None:
+        speedup = report.ref_runtime.median_ms / report.runtime.median_ms if report.runtime.median_ms > 0 else 0.0
     if speedup > max_speedup and not contended:
         flags.append("implausible_speedup")
     bound = ceiling_ms(baseline, peaks, device, dtype)

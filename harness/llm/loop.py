@@ -111,7 +111,8 @@ class Loop:
     async def go(self, problems: list[Problem], *, evaluate_turns: bool = True) -> list[TurnOutcome]:
         """Every conversation through every turn (only the first, without evaluation, if not evaluate_turns)."""
         self.kind = "run" if evaluate_turns else "generate"
-        conversations = [Conversation(p, s, self.prompts.first_messages(p, self.facts, self.config.dtype))
+        conversations = [Conversation(p, s, self.prompts.first_messages(p, self.facts, self.config.dtype,
+                                                                            self.settings.check_spec))
                          for p in problems for s in range(1, self.config.samples + 1)]
         turns = self.config.turns if evaluate_turns else 1
         outcomes: list[TurnOutcome] = []
@@ -205,7 +206,7 @@ class Loop:
                 self.events.evaluated(results[i])
             elif outcome.candidate is None:
                 problem = outcome.problem
-                result = result_for(Job(problem, candidate_from_source("")), self.device, self.settings.dtype,
+                result = result_for(Job(problem, candidate_from_source("")), self.device, self.settings,
                                     status="no_code", error=outcome.reason)
                 row = self.store.add(self.run, result, candidate_source="",
                                      problem_source=Path(problem.path).read_text())

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import jinja2
 
+from harness.checks import TRUTH, CheckSpec
 from harness.data import prompts_root
 from harness.eval.build import error_lines
-from harness.protocol import tolerances
+from harness.problems.workload_file import public_source
 from harness.types import Backend, EvalResult, Problem, Target, TargetFacts
 
 DEFAULT_DIR = prompts_root()
@@ -45,12 +46,19 @@ class Prompts:
             where = f"{exc.filename or path}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else path
             raise PromptError(f"prompt template {where} ({self.directory}): {type(exc).__name__}: {exc}") from None
 
-    def first_messages(self, problem: Problem, facts: TargetFacts, dtype: str = "float32") -> list[dict[str, str]]:
-        """The system prompt and the first user turn for a problem, evaluated in `dtype`."""
-        atol, rtol = tolerances(dtype, problem.atol, problem.rtol)
-        user = self._render("first_turn.j2", problem=problem, facts=facts, dtype=dtype,
-                            tolerance=f"{atol:g}" if atol == rtol else f"{atol:g} (atol), {rtol:g} (rtol)",
-                            reference_source=Path(problem.path).read_text(),
+    def first_messages(self, problem: Problem, facts: TargetFacts, dtype: str = "float32",
+                       check: CheckSpec = TRUTH) -> list[dict[str, str]]:
+        """The system prompt and the first user turn for a problem, evaluated in `dtype` and judged by `check`. The
+        source shown leaves WORKLOADS out: the public workloads are listed, the held-out ones only counted."""
+        atol, rtol = check.tolerances(dtype, problem.atol, problem.rtol)
+        public = [dict(name=w.name, about=w.about, timed=w.timed,
+                       constants=", ".join(f"{c} = {v}" for c, v in w.shown().items())
+                       + (f"; floating inputs x {w.scale:g} + {w.shift:g}" if w.distribution != (1.0, 0.0) else ""))
+                  for w in problem.workloads[1:] if w.public]
+        user = self._render("first_turn.j2", problem=problem, facts=facts, dtype=dtype, check=check,
+                            atol=f"{atol:g}", rtol=f"{rtol:g}", public_workloads=public,
+                            held_out=sum(w.held_out for w in problem.workloads),
+                            reference_source=public_source(Path(problem.path).read_text(), problem.workloads),
                             example_problem=self.example_problem, example_solution=self.example_solution)
         return [{"role": "system", "content": self._render("system.j2", facts=facts)},
                 {"role": "user", "content": user}]
@@ -67,5 +75,19 @@ class Prompts:
             coverage=result.coverage.feedback() if result.coverage and result.status == "correct" else "",
             compiler_errors=error_lines(build_log) if build_log else "",
             max_abs_err=check.max_abs_err if check else None, max_rel_err=check.max_rel_err if check else None,
-            mismatch_fraction=check.mismatch_fraction if check else None, turns_left=turns_left)
+            mismatch_fraction=check.mismatch_fraction if check else None, turns_left=turns_left,
+            **workload_facts(result))
         return {"role": "user", "content": content}
+
+
+FAILED = ("incorrect", "runtime_error", "compile_error", "rejected")
+
+
+def workload_facts(result: EvalResult) -> dict:
+    """What feedback says of the workloads: how many it was right on (how many of those held out), and the one it
+    failed, a held-out one by its `about` alone (its values never reach the model)."""
+    right = [w for w in result.workloads if w.status == "correct"]
+    failed = next((w for w in result.workloads if w.status in FAILED and w.name != "default"), None)
+    return dict(workloads_checked=len(right), held_out_checked=sum(not w.public for w in right),
+                failed_workload=failed and dict(name=failed.name if failed.public else None, about=failed.about,
+                                                held_out=not failed.public))

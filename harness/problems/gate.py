@@ -111,9 +111,32 @@ def assess(problem: Problem, mode: str, target: Target, obs: GateObservation | s
             reasons += informative_reasons(obs.full)
             fields.update(eager_ms=obs.full.eager_ms, peak_memory_gb=obs.full.peak_memory_bytes / 1e9)
             reasons += size_reasons(problem, target, obs.full)
+        reasons += workload_reasons(problem, mode, target, obs)
     return GateResult(problem_id=problem.id, path=problem.path, target=target, mode=mode,
                       passed=not reasons, reasons=tuple(reasons), warnings=tuple(warnings),
                       duration_s=duration_s, **fields)
+
+
+def workload_reasons(problem: Problem, mode: str, target: Target, obs: GateObservation) -> list[str]:
+    """The same checks on every other workload, each reason naming the workload and its values; the eager time is
+    held to its bounds on timed workloads only (a held-out check may be small)."""
+    reasons = []
+    timed = {w.name for w in problem.workloads if w.timed}
+    seen = {w.workload for w in obs.workloads}
+    reasons += [f"workload {w.name}: not observed (a harness bug)" for w in problem.workloads[1:] if w.name not in seen]
+    for w in obs.workloads:
+        where = f"workload {w.workload} {w.values}: "
+        if w.error is not None:
+            reasons.append(where + w.error)
+            continue
+        found = output_reasons(w.observation)
+        if mode == "full" and w.observation.full is not None:
+            full = w.observation.full
+            found += informative_reasons(full)
+            found += [r for r in size_reasons(problem, target, full)
+                      if w.workload in timed or not r.startswith(("too small", "too slow"))]
+        reasons += [where + r for r in found]
+    return reasons
 
 
 def output_reasons(obs: GateObservation) -> list[str]:
@@ -223,7 +246,8 @@ def run_child_over(problems: list[Problem], mode: str, target: Target, *, log_di
 
     def write_spec(remaining: list[str], spec: Path, results: Path) -> None:
         spec.write_text(GateSpec(mode=mode, target=target, results_path=str(results), problems=tuple(
-            ProblemRef(id=i, path=by_id[i].path, atol=by_id[i].atol, rtol=by_id[i].rtol) for i in remaining),
+            ProblemRef(id=i, path=by_id[i].path, atol=by_id[i].atol, rtol=by_id[i].rtol,
+                       workloads=by_id[i].workloads) for i in remaining),
         ).model_dump_json())
 
     run_each(list(by_id), job="gate", write_spec=write_spec,

@@ -2,7 +2,8 @@
 
 A problem file defines `class Model`, `get_inputs()` and `get_init_inputs()` (returning a list).
 Module constants the harness reads (literals): LEVEL, TAGS, TARGET, TOLERANCE (atol = rtol), ATOL,
-RTOL, MEMORY_GB, FLOPS, BYTES, MAX_SPEEDUP, MIN_COVERAGE. README's "Adding a problem" says what each means.
+RTOL, MEMORY_GB, FLOPS, BYTES, MAX_SPEEDUP, MIN_COVERAGE, WORKLOADS (problems/workload_file.py). README's
+"Adding a problem" says what each means.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import re
 from pathlib import Path
 
 from harness.data import problems_root
+from harness.problems.workload_file import parse_workloads
 from harness.types import Problem
 
 METADATA = ("LEVEL", "TAGS", "TARGET", "TOLERANCE", "ATOL", "RTOL", "MEMORY_GB", "FLOPS", "BYTES", "MAX_SPEEDUP",
-            "MIN_COVERAGE")
+            "MIN_COVERAGE", "WORKLOADS")
 
 
 class ProblemError(ValueError):
@@ -139,6 +141,7 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
         bytes=numbers["BYTES"],
         max_speedup=numbers["MAX_SPEEDUP"],
         min_coverage=numbers["MIN_COVERAGE"],
+        workloads=parse_workloads(path, tree, constants.get("WORKLOADS"), ProblemError),
     )
 
 

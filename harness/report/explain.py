@@ -7,8 +7,8 @@ tests/unit/test_report_details.py checks that every flag the harness can raise h
 from __future__ import annotations
 
 STATUS_MEANINGS = {
-    "correct": "matched the reference in every trial, and was timed",
-    "incorrect": "wrong values, shape, dtype, device or output type, or it modified its inputs",
+    "correct": "within the check on every trial of every workload, and was timed",
+    "incorrect": "wrong values, shape, dtype, device or output type on some workload, or it modified its inputs",
     "compile_error": "did not build or import; the compiler's lines are below",
     "runtime_error": "raised or crashed (segfault, os._exit, illegal memory access) while it was evaluated",
     "timeout": "its build or its evaluation ran past the timeout and was killed with its process group",

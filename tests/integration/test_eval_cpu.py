@@ -65,6 +65,16 @@ def test_correct_candidate_is_correct_and_timed(first_run):
     assert row["coverage"] > 0.9  # its own C++ loop did the work: one profiled forward says so
 
 
+def test_a_file_without_workloads_is_judged_as_before_on_its_one_public_workload(first_run):
+    """A KernelBench file: the problem as written, its 5 trials, its inputs (the labels are today's), timed alone."""
+    row = first_run[0]["correct"]
+    (default,) = row["workloads"]
+    assert default["workload"] == "default" and default["public"] and default["timed"]
+    assert default["status"] == "correct" and default["trials"] == 5 and default["values"] == {}
+    assert row["speedup"] == pytest.approx(row["ref_runtime_ms"] / row["runtime_ms"])
+    assert row["check"] == "truth"
+
+
 def test_same_extension_name_does_not_collide(first_run):
     # Both candidates build an extension called "relu_ext"; each must run its own code.
     rows = first_run[0]

@@ -1,8 +1,8 @@
 import pytest
 import torch
 
+from harness.checks import tolerances
 from harness.child.check import compare, same_values
-from harness.protocol import tolerances
 
 
 def test_identical_outputs_pass():

@@ -140,3 +140,38 @@ def test_tolerance_overrides_need_a_comment():
 def test_uncommented_tolerance_fails_the_static_gate(tmp_path):
     p = problem(tmp_path, 'TAGS = ["elementwise", "memory-bound"]\nTOLERANCE = 1e-2', name="tol")
     assert any("without a comment" in r for r in assess(p, "static", "cuda", STATIC).reasons)
+
+
+WORKLOADS = '''TAGS = ["elementwise", "memory-bound"]
+N = 4
+WORKLOADS = [
+    {"name": "tiny", "set": {"N": 1}, "about": "one element"},
+    {"name": "small", "set": {"N": 3}, "about": "small"},
+    {"name": "wide", "set": {"N": 9}, "timed": True, "about": "wide"},
+]'''
+
+
+def observed(workload: str, values: dict, obs: GateObservation | None = None, error: str | None = None) -> dict:
+    found = {"workload": workload, "values": values, "error": error}
+    return {**found, "observation": obs.model_dump(mode="json")} if obs else found
+
+
+def test_every_workload_passes_the_same_checks_naming_itself_and_its_values(tmp_path):
+    p = problem(tmp_path, WORKLOADS)
+    degenerate = full(stats={"constant_passes": True})
+    quick = full(eager_ms=0.01)  # too small to time, which only a timed workload has to be
+    obs = FULL.model_copy(update={"workloads": tuple(GateObservation.model_validate(
+        {**FULL.model_dump(mode="json"), "workloads": [observed("tiny", {"N": 1}, degenerate),
+                                                       observed("small", {"N": 3}, quick),
+                                                       observed("wide", {"N": 9}, quick)]}).workloads)})
+    result = assess(p, "full", "cuda", obs)
+    assert not result.passed
+    tiny, wide = (r for r in result.reasons if r.startswith("workload "))
+    assert tiny.startswith("workload tiny {'N': 1}: a tensor filled with one value")
+    assert wide.startswith("workload wide {'N': 9}: too small")  # small is not timed: its eager time is its own
+    failed = FULL.model_copy(update={"workloads": (GateObservation.model_validate(
+        {**FULL.model_dump(mode="json"), "workloads": [observed("tiny", {"N": 1}, error="Model.forward failed: x")]}
+    ).workloads)})
+    reasons = assess(p, "full", "cuda", failed).reasons
+    assert "workload tiny {'N': 1}: Model.forward failed: x" in reasons
+    assert "workload small: not observed (a harness bug)" in reasons

@@ -2,9 +2,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.checks import check_spec
 from harness.llm.prompts import DEFAULT_DIR, PromptError, Prompts
 from harness.problems import index as problems
+from harness.problems.workload_file import public_source
 from harness.types import BuildResult, CheckResult, Coverage, EvalResult, KernelTime, TargetFacts, Timing
+from harness.workloads import WorkloadResult
 from tests.conftest import REPO
 
 GPU = TargetFacts(target="cuda", name="NVIDIA H100 80GB HBM3", compute_capability="9.0", sm_count=132,
@@ -23,7 +26,7 @@ def test_first_turn_holds_task_reference_facts_and_example():
     assert system["role"] == "system" and "CUDA" in system["content"]
     text = user["content"]
     assert "Problem `level1/reverse_cumsum`" in text
-    assert Path(problem.path).read_text() in text
+    assert public_source(Path(problem.path).read_text(), problem.workloads) in text
     for fact in ("H100", "compute capability 9.0", "132 streaming multiprocessors", "3350 GB/s", "50.0 MB",
                  "bf16 989"):
         assert fact in text, fact
@@ -100,8 +103,8 @@ def test_user_prompt_dir_is_validated_and_strict(tmp_path):
     for name in ("example_problem.py", "example_solution.py", "feedback.j2", "first_turn.j2"):
         (tmp_path / "cpu" / name).write_text((DEFAULT_DIR / "cpu" / name).read_text())
     (tmp_path / "common").mkdir()
-    for name in ("facts.j2", "feedback.j2"):
-        (tmp_path / "common" / name).write_text((DEFAULT_DIR / "common" / name).read_text())
+    for path in (DEFAULT_DIR / "common").glob("*.j2"):
+        (tmp_path / "common" / path.name).write_text(path.read_text())
     (tmp_path / "cpu" / "system.j2").write_text("You write {{ langauge }} kernels.")  # a typo
     problem = problems.resolve("cpu/relu", REPO / "problems")
     with pytest.raises(PromptError, match="system.j2.*langauge"):
@@ -114,6 +117,67 @@ def test_the_prompt_says_the_dtype_and_its_tolerance(kind):
     target = "cpu" if kind == "cpu" else "cuda"
     prompts = Prompts(target, backend="triton" if kind == "triton" else "cuda")
     fp32 = prompts.first_messages(problem, CPU if kind == "cpu" else GPU)[1]["content"]
-    assert "within atol/rtol 1e-4 (fp32)" in fp32 and "float16" not in fp32
+    assert "within\n  0.0001 + 0.0001 x |truth|, plus" in fp32 and "float16" not in fp32
     fp16 = prompts.first_messages(problem, CPU if kind == "cpu" else GPU, "float16")[1]["content"]
-    assert "within atol/rtol 0.01 (floating inputs and parameters are float16" in fp16
+    assert "0.01 + 0.01 x |truth| (floating inputs and parameters are float16" in fp16
+
+
+WORKLOADS_PROBLEM = '''"""A relu."""
+import torch
+import torch.nn as nn
+
+ROWS = 256
+COLS = 1024
+TAGS = ["activation", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1}, "public": True, "about": "a batch of one row"},
+    {"name": "secret_cols", "set": {"COLS": 4099}, "about": "a row length that is not a multiple of 32"},
+    {"name": "drawn", "set": {"ROWS": (3, 777)}, "about": "row counts drawn at random"},
+]
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_the_prompt_lists_the_public_workloads_and_counts_the_held_out_ones(tmp_path):
+    path = tmp_path / "relu.py"
+    path.write_text(WORKLOADS_PROBLEM)
+    problem = problems.parse_problem(path, tmp_path)
+    _, user = Prompts("cpu").first_messages(problem, CPU)
+    text = user["content"]
+    assert "`one_row`: ROWS = 1 (a batch of one row)" in text and "2 held-out workloads" in text
+    for secret in ("secret_cols", "4099", "777", "WORKLOADS", "drawn at random\"", "row counts drawn"):
+        assert secret not in text, secret
+    assert "float64" in text and "0.0001 + 0.0001 x |truth|" in text
+    _, old = Prompts("cpu").first_messages(problem, CPU, check=check_spec("kernelbench-v0"))
+    assert "|out - ref| <= 0.01 + 0.01 x |ref|" in old["content"] and "float64" not in old["content"]
+
+
+def test_feedback_on_a_held_out_failure_tells_its_kind_never_its_values():
+    workloads = (WorkloadResult(name="default", about="as written", public=True, timed=True, status="correct"),
+                 WorkloadResult(name="secret_cols", about="a row length that is not a multiple of 32", public=False,
+                                status="incorrect", values={"COLS": 4099},
+                                message="{'COLS': 4099}: output has shape (256, 1024), expected (256, 4099)"))
+    error = "held-out workload (a row length that is not a multiple of 32), trial N: output has shape (N, N)"
+    text = Prompts("cpu").feedback(result("incorrect", error=error, workloads=workloads), turns_left=2)["content"]
+    assert "a held-out workload, which you are not shown: a row length that is not a multiple of 32" in text
+    assert "4099" not in text and "secret_cols" not in text and "any size" in text
+    public = (workloads[0], workloads[1].model_copy(update={"public": True}))
+    text = Prompts("cpu").feedback(result("incorrect", error="x", workloads=public), turns_left=2)["content"]
+    assert "the public workload `secret_cols`" in text
+    right = tuple(w.model_copy(update={"status": "correct"}) for w in workloads)
+    t = Timing(median_ms=2.0, mean_ms=2.0, std_ms=0.1, min_ms=1.9, n=10, rse=0.01)
+    text = Prompts("cpu").feedback(result("correct", runtime=t, ref_runtime=t, speedup=1.0, workloads=right),
+                                   turns_left=2)["content"]
+    assert "right on all 2 workloads, 1 of them held out" in text

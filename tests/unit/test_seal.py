@@ -73,6 +73,20 @@ def test_a_stored_verdict_edited_in_the_file_is_not_served(tmp_path, caplog):
         assert store.find("d" * 64, "p" * 64, "GPU", "cuda", result().build_protocol)[1].speedup == 2.0
 
 
+def test_an_evaluation_whose_workload_rows_were_edited_is_not_served(tmp_path, caplog):
+    from tests.unit.test_store import WORKLOADS
+    with Store(tmp_path / "h.db") as store:
+        store.ensure_run("r", kind="eval", target="cuda", device_name="GPU")
+        store.add("r", result(status="incorrect").model_copy(update={"workloads": WORKLOADS}), candidate_source="S",
+                  problem_source="P")
+    # the held-out workload's failure made a pass: the evaluation's row is untouched, its seal covers the workloads
+    edit(tmp_path / "h.db", "UPDATE workload_results SET status = 'correct', result_json = replace(result_json, "
+                            "'\"incorrect\"', '\"correct\"') WHERE workload = 'unaligned'")
+    with Store(tmp_path / "h.db") as store, caplog.at_level(logging.WARNING):
+        assert store.find("c" * 64, "p" * 64, "GPU", "cuda", result().build_protocol) is None
+        assert "edited since it was written" in caplog.text
+
+
 def test_rows_sealed_by_another_key_or_before_seals_are_not_served(tmp_path, monkeypatch):
     key = ("p" * 64, "H100", "cuda", "2.11", "float32", PROTOCOL_VERSION, "eager")
     with Store(tmp_path / "h.db") as store:

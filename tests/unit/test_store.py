@@ -2,9 +2,12 @@ import sqlite3
 
 import pytest
 
+from harness.checks import check_spec
 from harness.eval.build import BUILD_PROTOCOL
 from harness.store import Store, StoreError
+from harness.store_schema import SCHEMA_VERSION
 from harness.types import BuildResult, EvalResult, Timing
+from harness.workloads import WorkloadResult
 
 
 def result(candidate="c" * 64, status="correct", speedup=2.0, device="GPU", build_log="full log",
@@ -91,9 +94,9 @@ def test_a_version_1_database_is_migrated_in_place(tmp_path):
         assert [r.name for r in store.runs()] == ["old"]
         assert store.run_config("old") is None and store.turns("old") == {}
     db = sqlite3.connect(tmp_path / "h.db")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 6
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"completions", "turns", "baselines", "peaks"} <= tables
+    assert {"completions", "turns", "baselines", "peaks", "workload_results"} <= tables
 
 
 def test_a_version_5_database_gains_hidden_and_its_runs_stay_shown(tmp_path):
@@ -112,7 +115,7 @@ PRAGMA user_version = 5;
         store.set_hidden("old", True)
         assert store.runs()[0].hidden
     db = sqlite3.connect(tmp_path / "h.db")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 6
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert db.execute("SELECT hidden FROM runs").fetchall() == [(1,)]
 
 
@@ -215,3 +218,32 @@ def test_a_baseline_is_stored_only_if_it_was_timed_undisturbed():
     assert not trusted("eager", Baseline(timing=timed(NOISY_BASELINE_RSE * 2), foreign_cpu=0.0, confirmations=1))
     # a torch.compile kind counts by its ratio to eager, timed beside it: kept under load
     assert trusted("compile", Baseline(timing=timed(0.01), foreign_cpu=0.9, eager_ms=2.0))
+
+
+WORKLOADS = (WorkloadResult(name="default", about="as written", public=True, timed=True, status="correct", trials=5,
+                            ref_ms=2.0, candidate_ms=1.0),
+             WorkloadResult(name="unaligned", about="rows not a multiple of 32", public=False, status="incorrect",
+                            trials=1, values={"ROWS": 999}, message="trial 0: wrong"))
+
+
+def test_workload_results_are_rows_of_their_own_and_come_back_with_the_evaluation(tmp_path):
+    stored = result(status="incorrect").model_copy(update={"workloads": WORKLOADS})
+    with Store(tmp_path / "h.db") as store:
+        store.ensure_run("r", kind="eval", target="cuda", device_name="GPU")
+        row = store.add("r", stored, candidate_source="S", problem_source="P")
+        assert store.results("r") == [stored] and store.evaluation(row) == stored
+        assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL)[1].workloads == WORKLOADS
+    db = sqlite3.connect(tmp_path / "h.db")
+    assert db.execute("SELECT workload, public, timed, status, speedup FROM workload_results ORDER BY position"
+                      ).fetchall() == [("default", 1, 1, "correct", 2.0), ("unaligned", 0, 0, "incorrect", None)]
+    assert "unaligned" not in db.execute("SELECT result_json FROM evaluations").fetchone()[0]  # stored once
+
+
+def test_a_result_of_another_check_is_not_served(tmp_path):
+    with Store(tmp_path / "h.db") as store:
+        store.ensure_run("r", kind="eval", target="cuda", device_name="GPU")
+        store.add("r", result().model_copy(update={"check_spec": check_spec("kernelbench")}), candidate_source="S",
+                  problem_source="P")
+        assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is None  # the default is truth
+        assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL, check=check_spec("kernelbench"))
+        assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL, check=check_spec("kernelbench-v0")) is None

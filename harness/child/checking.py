@@ -1,0 +1,238 @@
+"""The judge's check stage, over the problem's workloads (a part of evaluate.Evaluation, whose state it shares):
+trials on fresh inputs, each output judged against the reference and its float64 truth (truth.py), the timed
+calls' outputs checked again. The problem as written (the default workload) gets every trial, trial 0 on poisoned
+memory and run twice; every other workload gets OTHER_TRIALS, its first run twice, a drawn one new values each.
+
+A failure on a held-out workload tells the model its `about` and nothing of its values: the numbers in its
+message are masked (the user finds them in the workload's record)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import torch
+
+from harness.child.channel import Shared
+from harness.child.check import compare, compare_tensor, one_value, output_stats, seed_sample, tensors, varies
+from harness.child.common import EvalFailure, trial_seed
+from harness.child.judge_workload import JudgeWorkload, Record, fits
+from harness.child.remote import KEPT
+from harness.child.truth import Expected, judge
+from harness.child.workload import Instance
+from harness.types import HARNESS_ERROR
+from harness.workloads import DEFAULT, Workload, mask_numbers
+
+_clock, _clock_ns = time.perf_counter, time.perf_counter_ns  # bound before any candidate code runs
+RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked again (besides the first two)
+OTHER_TRIALS = 2     # trials of every workload but the default
+VERDICTS = ("incorrect", "runtime_error", "compile_error", "rejected")
+
+
+class Checking:
+    """The check stage and what it needs: entering a workload, making its inputs and expected outputs, judging."""
+
+    def inputs(self, label: str) -> list:
+        return self.current.instance.inputs(self.device, self.dtype, self.seed(label))
+
+    def seed(self, label: str) -> int:
+        return trial_seed(self.spec.seed, label)
+
+    def check(self) -> None:
+        for workload in self.spec.workloads:
+            self.check_workload(workload)
+        self.stage_ends("check")
+
+    def check_workload(self, workload: Workload) -> None:
+        default = workload.name == DEFAULT.name
+        record = self.records[workload.name]
+        with self.on(record):
+            for trial in range(self.spec.trials if default else min(self.spec.trials, OTHER_TRIALS)):
+                label = f"trial{trial}" if default else f"{workload.name}-trial{trial}"
+                what = self.call_name(workload, f"trial {trial}")
+                judged = self.enter(workload, workload.values(self.seed(f"{label}-values")), what)
+                if judged is None:
+                    record.status = "skipped"
+                    return
+                record.values, record.trials = judged.values, record.trials + 1
+                self.trials_run += 1
+                record.saw(self.trial(label, what, first=trial == 0, poison=default and trial == 0,
+                                      observe=default and trial < 2))
+            record.status = "correct"
+
+    def trial(self, label: str, what: str, *, first: bool, poison: bool, observe: bool):
+        with self.part("check_inputs"):
+            inputs = self.inputs(label)
+        with self.part("check_reference"):
+            expected = self.expected(inputs, observe=self.observe_reference if observe else None)
+        del inputs
+        # Poison only before trial 0's two runs (defenses.Poison): later trials' inputs are fresh, and nothing has
+        # computed on them in the runner before the candidate runs, so its freed memory cannot hold their answers; an
+        # output left partly unwritten already fails trial 0 on poisoned memory.
+        started = _clock()
+        with self.part("check_call"):
+            out = self.remote.call(self.seed(label), poison, what, expected.reference)
+            if first:  # the same input twice: uninitialised memory or races show as disagreement
+                again = self.remote.call(self.seed(label), poison, f"{what}, second run on the same input",
+                                         expected.reference)
+                if poison:
+                    self.poisoned_s = _clock() - started
+        with self.part("check_compare"):
+            # An output of another shape or dtype than the reference's arrives as a meta tensor (channel.decode),
+            # for the judgement below to say so.
+            if first and not any(t.device.type == "meta" for t in tensors(out)):
+                result = compare(again, out, self.atol, self.rtol)
+                if not result.ok:
+                    raise EvalFailure("incorrect", "two runs on the same input disagree (uninitialised memory "
+                                                   "or a race): " + result.message, result)
+                del again
+            result = self.judged(out, expected, what)
+        with self.part("check_settled"):
+            settled = self.remote.settled(what)
+        if not settled:
+            raise EvalFailure("incorrect", f"{what}: the output changed after forward returned "
+                                           "(work still running in the background)")
+        return result
+
+    def call_name(self, workload: Workload, call: str) -> str:
+        if workload.name == DEFAULT.name:
+            return call
+        if workload.public:
+            return f"workload {workload.name} ({workload.about}), {call}"
+        return f"held-out workload ({workload.about}), {call}"
+
+    def enter(self, workload: Workload, values: dict, what: str) -> JudgeWorkload | None:
+        """The workload with these values, ready here and in the runner; None where it does not fit the device."""
+        key = (workload.name, tuple(sorted(values.items())))
+        if key == self.current_key:
+            return self.current
+        if workload.name == DEFAULT.name:
+            judged = self.default
+        else:
+            # the last workload's models and truth go before the next one's are made (the runner is told at the end)
+            self.current, self.current_key = None, None
+            with self.reference_runs(f"making workload {workload.name}"):
+                instance = Instance(self.spec.problem_path, values, workload.distribution)
+                ok, truth_fits, note = fits(instance, self.device, self.dtype)
+                self.records[workload.name].note(note)
+                if not ok:
+                    return None
+                judged = JudgeWorkload(workload, instance, self.device, self.dtype, self.seed("init"),
+                                       truth=self.wants_truth and truth_fits)
+        self.remote.workload(values, workload.distribution, what)
+        self.current, self.current_key = judged, key
+        return judged
+
+    @contextlib.contextmanager
+    def on(self, record: Record):
+        """Failures on this workload: kept whole in its record, masked for the model where it is held out."""
+        try:
+            yield
+        except EvalFailure as failure:
+            workload = record.workload
+            record.status = failure.status if failure.status in VERDICTS else "not_run"
+            record.message = f"{record.values}: {failure}" if record.values else str(failure)
+            if workload.public or failure.status == HARNESS_ERROR:
+                raise
+            masked = mask_numbers(str(failure).replace(workload.about, "\0")).replace("\0", workload.about)
+            if "held-out workload" not in masked:
+                masked = f"held-out workload ({workload.about}): {masked}"
+            raise EvalFailure(failure.status, masked, failure.comparison) from None
+        finally:
+            if self.current is not None and self.current.truth is not None:
+                record.note(self.current.truth.failure)
+
+    # ---- expected outputs and the judgement ----
+
+    def expected(self, inputs: list, observe=None) -> Expected:
+        with self.reference_runs("running the reference"):
+            reference = self.current.reference(*inputs)
+            self.sync()
+        truth = self.current.truth_of(inputs, reference)
+        self.sync()
+        self.truth_fell_back |= self.wants_truth and truth is None
+        if observe:
+            observe(reference)
+        return Expected(reference, truth)
+
+    def judged(self, out, expected: Expected, what: str):
+        """The candidate's output (as the runner copied it when forward returned) under the evaluation's check, and
+        under the other one where there is one. One value everywhere where the reference varies is wrong, however
+        close the tolerance lets it come."""
+        self.see_other(out, expected)
+        result = judge(out, expected, self.spec.check, self.atol, self.rtol)
+        if self.current is self.default:  # said first: it is what is wrong, whatever else the check found
+            for i, (mine, ref, stats) in enumerate(zip(tensors(out), tensors(expected.reference),
+                                                       self.reference_stats)):
+                if varies(stats) and (mine.shape, mine.dtype, mine.device) == (ref.shape, ref.dtype, ref.device) \
+                        and one_value(mine):
+                    where = f"output[{i}]" if len(self.reference_stats) > 1 else "output"
+                    raise EvalFailure("incorrect", f"{what}: {where} is {float(mine.reshape(-1)[0]):g} everywhere, "
+                                                   f"where the reference varies (std {stats.std:.3g}, mean |x| "
+                                                   f"{stats.mean_abs:.3g}): an output of one value is never right "
+                                                   "there, however small its values", result)
+        if not result.ok:
+            raise EvalFailure("incorrect", f"{what}: {result.message}", result)
+        self.worst = [max(a, b or 0.0) for a, b in zip(self.worst, (result.max_abs_err, result.max_rel_err,
+                                                                     result.norm_err))]
+        return result
+
+    def see_other(self, out, expected: Expected) -> None:
+        """The other check (`harness audit`: the claim's own) sees what a claim was made on: the problem as
+        written."""
+        if self.other is None or self.other_failure is not None or self.current is not self.default:
+            return
+        spec, atol, rtol = self.other
+        found = judge(out, expected, spec, atol, rtol)
+        self.other_compared += 1
+        if not found.ok:
+            self.other_failure = found.message
+
+    def observe_reference(self, expected) -> None:
+        """Trial 0: the reference outputs' statistics and a sample of each; trial 1: how much of that sample
+        a new seed changed (the parent decides from these whether the problem can tell right from wrong)."""
+        outputs = tensors(expected)
+        if not self.reference_stats:
+            self.reference_stats = tuple(output_stats(t, self.atol, self.rtol) for t in outputs)
+            self.seed_samples = [seed_sample(t) for t in outputs]
+        elif self.seed_mismatch is None:
+            self.seed_mismatch = tuple(compare_tensor(seed_sample(t), s, self.atol, self.rtol).mismatch_fraction
+                                       or 0.0 for t, s in zip(outputs, self.seed_samples, strict=True))
+            self.seed_samples = []
+
+    # ---- the timed calls' outputs ----
+
+    def recheck(self, side: str, round_: int, label: str, args: list, out) -> None:
+        """Called by the timer after each timed call: the first two candidate outputs, then a secret share."""
+        if side != "candidate" or out is not KEPT or (round_ >= 2 and self.draw.random() >= RECHECK_SHARE):
+            return
+        what = self.call_name(self.current.workload, f"timed call {round_}")
+        expected = self.expected(self.inputs(label))
+        found, handover_ms = self.remote.output(what, expected.reference)
+        self.copies.append(self.copy_ms(expected.reference, on_device=self.remote.channel.last_box == "device"))
+        self.deferred.append(handover_ms - self.copies[-1])
+        self.judged(found, expected, f"{what}, on fresh inputs (a cached or stale result?)")
+        self.rechecked += 1
+
+    def copy_ms(self, expected, on_device: bool) -> float:
+        """What handing an output like `expected` over costs when its work is done: one copy of its bytes into
+        memory of the kind the runner's outbox is (a shared file in host memory, or device memory), timed here."""
+        parts = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in tensors(expected) if t.numel()]
+        size = sum(p.numel() for p in parts)
+        if on_device:
+            buffer = torch.empty(size, dtype=torch.uint8, device=self.device)
+        else:
+            buffer = self.host_buffer(size)
+        self.sync()
+        start, offset = _clock_ns(), 0
+        for part in parts:
+            buffer[offset:offset + part.numel()].copy_(part)
+            offset += part.numel()
+        self.sync()
+        return (_clock_ns() - start) / 1e6
+
+    def host_buffer(self, size: int):
+        if self.copy_buffer is None or self.copy_buffer.size < size:
+            self.copy_buffer = Shared.create(size)
+            self.copy_buffer.bytes.fill_(1)  # its pages in place, as the runner's are after its first output
+        return self.copy_buffer.bytes
