@@ -6,6 +6,12 @@ BATCH = 4096
 DIM = 2048
 
 TAGS = ["reduction", "memory-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 777, "DIM": 1001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "long_rows", "set": {"BATCH": 7, "DIM": 50001}, "about": "a few very long rows of odd length"},
+    {"name": "drawn", "set": {"BATCH": (16, 500), "DIM": (10, 3000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

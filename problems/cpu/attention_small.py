@@ -8,6 +8,14 @@ SEQ = 128
 HEAD_DIM = 64
 
 TAGS = ["attention", "compute-bound"]
+WORKLOADS = [
+    {"name": "unaligned_seq", "set": {"BATCH": 1, "HEADS": 3, "SEQ": 131},
+     "about": "a single batch with a sequence length that is not a multiple of 32"},
+    {"name": "head_dim", "set": {"BATCH": 2, "HEADS": 2, "SEQ": 96, "HEAD_DIM": 80},
+     "about": "a head dimension that is not a multiple of 32 and a shorter sequence"},
+    {"name": "drawn", "set": {"BATCH": 1, "HEADS": 2, "SEQ": (10, 160), "HEAD_DIM": 64},
+     "about": "a sequence length drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -9,6 +9,14 @@ WIDTH = 128
 KERNEL = 4
 
 TAGS = ["pooling", "memory-bound"]
+WORKLOADS = [
+    {"name": "ragged", "set": {"BATCH": 2, "CHANNELS": 13, "HEIGHT": 130, "WIDTH": 99},
+     "about": "an image whose height and width are not multiples of the window (partial windows dropped)"},
+    {"name": "wide", "set": {"BATCH": 2, "CHANNELS": 17, "HEIGHT": 8, "WIDTH": 1030},
+     "about": "a short, very wide image"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CHANNELS": (5, 20), "HEIGHT": (20, 130), "WIDTH": (20, 130)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

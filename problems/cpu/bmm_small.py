@@ -8,6 +8,14 @@ K = 256
 N = 128
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 3, "M": 100, "K": 257, "N": 129},
+     "about": "matrix sizes that are not multiples of 32"},
+    {"name": "one_pair", "set": {"BATCH": 1, "M": 33, "K": 500, "N": 300},
+     "about": "a batch of one pair of non-square, unaligned matrices"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "M": (5, 150), "K": (20, 200), "N": (5, 150)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

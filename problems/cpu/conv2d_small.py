@@ -10,6 +10,13 @@ WIDTH = 64
 KERNEL = 3
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 13, "OUT_CHANNELS": 24, "HEIGHT": 61, "WIDTH": 47},
+     "about": "channel counts and an image size that are not multiples of 8"},
+    {"name": "wide", "set": {"BATCH": 1, "HEIGHT": 7, "WIDTH": 300}, "about": "a single short, wide image"},
+    {"name": "drawn", "set": {"BATCH": (1, 2), "IN_CHANNELS": (2, 17), "OUT_CHANNELS": (3, 35), "HEIGHT": (5, 40),
+                              "WIDTH": (5, 40)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

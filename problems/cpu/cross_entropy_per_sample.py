@@ -6,6 +6,12 @@ BATCH = 4096
 CLASSES = 1000
 
 TAGS = ["loss", "memory-bound"]
+WORKLOADS = [
+    {"name": "many_classes", "set": {"BATCH": 77, "CLASSES": 4099},
+     "about": "fewer rows with more classes, a count that is not a multiple of 32"},
+    {"name": "few_classes", "set": {"BATCH": 999, "CLASSES": 10}, "about": "very few classes per row"},
+    {"name": "drawn", "set": {"BATCH": (16, 300), "CLASSES": (2, 3000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -7,6 +7,12 @@ N = 2048
 DIM = 1
 
 TAGS = ["scan", "memory-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 99, "N": 1001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "long_rows", "set": {"BATCH": 5, "N": 20001}, "about": "a few very long rows of odd length"},
+    {"name": "drawn", "set": {"BATCH": (1, 200), "N": (50, 3000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

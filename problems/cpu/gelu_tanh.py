@@ -6,6 +6,11 @@ BATCH = 1024
 DIM = 1024
 
 TAGS = ["activation", "memory-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 97, "DIM": 1001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 100), "DIM": (100, 1000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -9,6 +9,14 @@ HEIGHT = 64
 WIDTH = 64
 
 TAGS = ["normalization", "memory-bound"]
+WORKLOADS = [
+    {"name": "odd_groups", "set": {"BATCH": 3, "CHANNELS": 30, "GROUPS": 6, "HEIGHT": 45, "WIDTH": 31},
+     "about": "an odd number of channels per group and an image size that is not a multiple of 8"},
+    {"name": "per_channel", "set": {"BATCH": 2, "CHANNELS": 12, "GROUPS": 12, "HEIGHT": 40, "WIDTH": 41},
+     "about": "one channel per group"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": 24, "GROUPS": 4, "HEIGHT": (3, 60), "WIDTH": (3, 60)},
+     "about": "a batch and an image size drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -6,6 +6,12 @@ BATCH = 4096
 HIDDEN = 1024
 
 TAGS = ["normalization", "memory-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 200, "HIDDEN": 1001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "wide", "set": {"BATCH": 7, "HIDDEN": 30011}, "about": "a few very long rows of odd length"},
+    {"name": "drawn", "set": {"BATCH": (1, 300), "HIDDEN": (16, 3000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -7,6 +7,13 @@ IN_FEATURES = 512
 OUT_FEATURES = 1024
 
 TAGS = ["gemm-fusion", "compute-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 100, "IN_FEATURES": 257, "OUT_FEATURES": 300},
+     "about": "a batch and feature counts that are not multiples of 32"},
+    {"name": "one_row", "set": {"BATCH": 1}, "about": "a batch of one row"},
+    {"name": "drawn", "set": {"BATCH": (1, 150), "IN_FEATURES": (8, 500), "OUT_FEATURES": (8, 400)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -6,6 +6,12 @@ BATCH = 2048
 DIM = 2048
 
 TAGS = ["softmax", "memory-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 100, "DIM": 1001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "wide", "set": {"BATCH": 3, "DIM": 65537}, "about": "a few very long rows of odd length"},
+    {"name": "drawn", "set": {"BATCH": (3, 200), "DIM": (2, 3000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

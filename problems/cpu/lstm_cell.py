@@ -7,6 +7,13 @@ INPUT_SIZE = 512
 HIDDEN_SIZE = 512
 
 TAGS = ["rnn", "compute-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 33, "INPUT_SIZE": 100, "HIDDEN_SIZE": 257},
+     "about": "a batch, input size and hidden size that are not multiples of 32"},
+    {"name": "one_row", "set": {"BATCH": 1}, "about": "a batch of one row"},
+    {"name": "drawn", "set": {"BATCH": (1, 40), "INPUT_SIZE": (8, 300), "HIDDEN_SIZE": (8, 300)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

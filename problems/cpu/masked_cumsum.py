@@ -7,6 +7,12 @@ N = 4096
 DIM = 1
 
 TAGS = ["scan", "memory-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 33, "N": 1001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "long_rows", "set": {"BATCH": 3, "N": 30001}, "about": "a few very long rows of odd length"},
+    {"name": "drawn", "set": {"BATCH": (1, 100), "N": (50, 2000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -5,6 +5,10 @@ import torch.nn as nn
 N = 512
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"N": 257}, "about": "a matrix size that is not a multiple of 32"},
+    {"name": "drawn", "set": {"N": (20, 250)}, "about": "a matrix size drawn at random"},
+]
 
 
 class Model(nn.Module):

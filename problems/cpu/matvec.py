@@ -6,6 +6,13 @@ M = 4096
 K = 2048
 
 TAGS = ["matmul", "memory-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"M": 999, "K": 777},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "wide", "set": {"M": 7, "K": 50001}, "about": "a few very long rows"},
+    {"name": "tall", "set": {"M": 30001, "K": 10}, "about": "many very short rows"},
+    {"name": "drawn", "set": {"M": (16, 500), "K": (2, 2000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -16,6 +16,14 @@ TAGS = ["pooling", "memory-bound"]
 # vectorized reference solution takes 0.43-0.59 ms, about 29x for real (flagged at the 25x this ceiling once was);
 # 50x would be faster than reading the input once
 MAX_SPEEDUP = 50
+WORKLOADS = [
+    {"name": "odd_size", "set": {"BATCH": 2, "CHANNELS": 5, "HEIGHT": 99, "WIDTH": 131},
+     "about": "an odd image height and width, not multiples of 8"},
+    {"name": "wide", "set": {"BATCH": 1, "CHANNELS": 17, "HEIGHT": 5, "WIDTH": 1001},
+     "about": "a short, very wide image"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CHANNELS": (3, 20), "HEIGHT": (10, 130), "WIDTH": (10, 130)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -6,6 +6,12 @@ BATCH = 4096
 DIM = 1024
 
 TAGS = ["activation", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1}, "public": True, "about": "a batch of one row"},
+    {"name": "unaligned", "set": {"BATCH": 999, "DIM": 1001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 700), "DIM": (100, 3000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -8,6 +8,12 @@ DIM = 1024
 TAGS = ["softmax", "memory-bound"]
 # probabilities are ~1/1024 (rows of 1024); the default atol 1e-4 would accept any output
 ATOL = 1e-6
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 100, "DIM": 1001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "wide", "set": {"BATCH": 4, "DIM": 20011}, "about": "a few very long rows of odd length"},
+    {"name": "drawn", "set": {"BATCH": (3, 200), "DIM": (2, 2000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

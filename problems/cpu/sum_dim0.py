@@ -7,6 +7,13 @@ COLS = 4096
 REDUCE_DIM = 0
 
 TAGS = ["reduction", "memory-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"ROWS": 1001, "COLS": 257},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "tall", "set": {"ROWS": 20001, "COLS": 17}, "about": "many very short rows"},
+    {"name": "wide", "set": {"ROWS": 2, "COLS": 100003}, "about": "two very long rows"},
+    {"name": "drawn", "set": {"ROWS": (1, 500), "COLS": (10, 1000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -6,6 +6,12 @@ BATCH = 4096
 DIM = 1024
 
 TAGS = ["elementwise", "memory-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 200, "DIM": 1001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "one_row", "set": {"BATCH": 1, "DIM": 4099}, "about": "a single row of odd length"},
+    {"name": "drawn", "set": {"BATCH": (1, 300), "DIM": (100, 3000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

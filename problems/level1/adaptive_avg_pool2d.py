@@ -14,6 +14,13 @@ OUT_H = 5
 OUT_W = 7
 
 TAGS = ["pooling", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1}, "public": True, "about": "a batch of one image"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 100, "HEIGHT": 67, "WIDTH": 45},
+     "about": "a channel count and a non-square image whose sides are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 6), "CHANNELS": (16, 300), "HEIGHT": (7, 130), "WIDTH": (7, 130)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,13 @@ WIDTH = 128
 OUT_SIZE = 7
 
 TAGS = ["pooling", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1}, "public": True, "about": "a batch of one image"},
+    {"name": "unaligned", "set": {"BATCH": 2, "CHANNELS": 96, "HEIGHT": 100, "WIDTH": 150},
+     "about": "a wide, non-square image whose sides are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 6), "CHANNELS": (8, 200), "HEIGHT": (7, 160), "WIDTH": (7, 160)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -6,6 +6,13 @@ ROWS = 196608
 COLS = 4096
 
 TAGS = ["broadcast", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1}, "public": True, "about": "a matrix of one row"},
+    {"name": "unaligned", "set": {"ROWS": 999, "COLS": 4099},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "narrow", "set": {"ROWS": 65537, "COLS": 7}, "about": "many very short rows"},
+    {"name": "drawn", "set": {"ROWS": (1, 2000), "COLS": (100, 5000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -7,6 +7,12 @@ COLS = 4096
 VALUE = 0.5
 
 TAGS = ["elementwise", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1}, "public": True, "about": "tensors of one row"},
+    {"name": "unaligned", "set": {"ROWS": 1001, "COLS": 3001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"ROWS": (1, 1500), "COLS": (100, 5000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -17,6 +17,14 @@ TAGS = ["attention", "compute-bound"]
 # minimal work: q.k and p.v only for the S(S+1)/2 unmasked (i, j) pairs, 2 * HEAD_DIM FLOPs each
 # (the FLOP counter would count the full S x S matmuls of the eager reference, twice this)
 FLOPS = 2 * 2 * BATCH * HEADS * HEAD_DIM * SEQ * (SEQ + 1) // 2
+WORKLOADS = [
+    {"name": "one_head", "set": {"BATCH": 1, "HEADS": 1}, "public": True, "about": "a single batch and head"},
+    {"name": "unaligned_seq", "set": {"BATCH": 2, "HEADS": 3, "SEQ": 1000},
+     "about": "a sequence length that is not a multiple of 32"},
+    {"name": "wide_heads", "set": {"BATCH": 1, "HEADS": 4, "SEQ": 777, "HEAD_DIM": 128},
+     "about": "a larger head dim, with a sequence length that is not a multiple of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "HEADS": (1, 4), "SEQ": (100, 1200)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

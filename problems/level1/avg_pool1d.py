@@ -13,6 +13,14 @@ STRIDE = 4
 PADDING = 2
 
 TAGS = ["pooling", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_signal", "set": {"BATCH": 1, "CHANNELS": 16}, "public": True,
+     "about": "a batch of one signal with fewer channels"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 50, "LENGTH": 10001},
+     "about": "a channel count and a signal length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "CHANNELS": (3, 32), "LENGTH": (200, 30000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

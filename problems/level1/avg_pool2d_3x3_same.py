@@ -15,6 +15,16 @@ STRIDE = 1
 PADDING = 1
 
 TAGS = ["pooling", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 256, "WIDTH": 256}, "public": True,
+     "about": "a batch of one smaller image"},
+    {"name": "unaligned", "set": {"BATCH": 2, "CHANNELS": 37, "HEIGHT": 99, "WIDTH": 257},
+     "about": "a wide, non-square image whose sides and channel count are not multiples of 32"},
+    {"name": "tiny_images", "set": {"BATCH": 64, "CHANNELS": 64, "HEIGHT": 5, "WIDTH": 3},
+     "about": "many tiny images, mostly border"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (8, 24), "HEIGHT": (5, 300), "WIDTH": (5, 300)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,16 @@ KERNEL_SIZE = 2
 STRIDE = 2
 
 TAGS = ["pooling", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "CHANNELS": 4}, "public": True,
+     "about": "a batch of one volume with fewer channels"},
+    {"name": "odd_sizes", "set": {"BATCH": 2, "CHANNELS": 5, "DEPTH": 33, "HEIGHT": 65, "WIDTH": 99},
+     "about": "a non-cubic volume with odd sides that are not multiples of 32 (the last plane, row and column "
+              "of the input fall outside every window)"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CHANNELS": (2, 8), "DEPTH": (4, 70), "HEIGHT": (4, 70),
+                              "WIDTH": (4, 70)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

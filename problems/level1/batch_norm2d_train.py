@@ -13,6 +13,16 @@ HEIGHT = 256
 WIDTH = 256
 
 TAGS = ["normalization", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1, "HEIGHT": 128, "WIDTH": 128}, "public": True,
+     "about": "a batch of one sample with smaller images"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 100, "HEIGHT": 57, "WIDTH": 91},
+     "about": "a channel count and non-square image sides that are not multiples of 32"},
+    {"name": "few_channels", "set": {"BATCH": 2, "CHANNELS": 3, "HEIGHT": 500, "WIDTH": 700},
+     "about": "few channels over large images (a long reduction per channel)"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "CHANNELS": (3, 64), "HEIGHT": (8, 100), "WIDTH": (8, 100)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

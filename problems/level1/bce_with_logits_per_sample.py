@@ -10,6 +10,13 @@ BATCH = 131072
 FEATURES = 4096
 
 TAGS = ["loss", "memory-bound"]
+WORKLOADS = [
+    {"name": "few_samples", "set": {"BATCH": 1024}, "public": True, "about": "fewer samples"},
+    {"name": "unaligned", "set": {"BATCH": 1000, "FEATURES": 4099},
+     "about": "a sample count and a feature count that are not multiples of 32"},
+    {"name": "long_rows", "set": {"BATCH": 8, "FEATURES": 65537}, "about": "a few samples with very many features"},
+    {"name": "drawn", "set": {"BATCH": (33, 1500), "FEATURES": (100, 5000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

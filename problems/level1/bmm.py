@@ -11,6 +11,15 @@ K = 1024
 N = 2048
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_product", "set": {"BATCH": 1}, "public": True, "about": "a batch of one product"},
+    {"name": "unaligned", "set": {"BATCH": 3, "M": 257, "K": 999, "N": 301},
+     "about": "M, K and N that are not multiples of 32"},
+    {"name": "skinny", "set": {"BATCH": 2, "M": 3001, "K": 64, "N": 17},
+     "about": "tall, narrow products with a short inner dim"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "M": (20, 400), "K": (16, 1200), "N": (20, 400)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,17 @@ LENGTH = 16384
 KERNEL_SIZE = 3
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1, "LENGTH": 8192}, "public": True,
+     "about": "a batch of one shorter signal"},
+    {"name": "unaligned", "set": {"BATCH": 3, "IN_CHANNELS": 200, "OUT_CHANNELS": 100, "LENGTH": 3001},
+     "about": "channel counts and a signal length that are not multiples of 32"},
+    {"name": "few_channels", "set": {"BATCH": 1, "IN_CHANNELS": 3, "OUT_CHANNELS": 16, "LENGTH": 100003},
+     "about": "few channels over a long signal"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "IN_CHANNELS": (8, 300), "OUT_CHANNELS": (8, 300),
+                              "LENGTH": (50, 3000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

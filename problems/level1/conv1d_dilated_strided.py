@@ -14,6 +14,15 @@ STRIDE = 2
 DILATION = 3
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1, "LENGTH": 16384}, "public": True,
+     "about": "a batch of one shorter signal"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 37, "OUT_CHANNELS": 100, "LENGTH": 10001},
+     "about": "channel counts and an odd signal length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "IN_CHANNELS": (4, 200), "OUT_CHANNELS": (4, 300),
+                              "LENGTH": (60, 5000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

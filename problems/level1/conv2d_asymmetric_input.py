@@ -14,6 +14,17 @@ WIDTH = 1024
 KERNEL_SIZE = 3
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 32}, "public": True,
+     "about": "a batch of one shorter image"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 67, "OUT_CHANNELS": 100, "HEIGHT": 45, "WIDTH": 301},
+     "about": "channel counts and image sides that are not multiples of 32"},
+    {"name": "tall", "set": {"BATCH": 1, "IN_CHANNELS": 64, "OUT_CHANNELS": 96, "HEIGHT": 700, "WIDTH": 40},
+     "about": "a tall, narrow image instead of a wide one"},
+    {"name": "drawn", "set": {"BATCH": (1, 2), "IN_CHANNELS": (8, 130), "OUT_CHANNELS": (8, 130),
+                              "HEIGHT": (8, 64), "WIDTH": (8, 200)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

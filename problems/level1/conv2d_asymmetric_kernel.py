@@ -15,6 +15,17 @@ KERNEL_H = 3
 KERNEL_W = 7
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 128, "WIDTH": 128}, "public": True,
+     "about": "a batch of one smaller image"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 37, "OUT_CHANNELS": 100, "HEIGHT": 99, "WIDTH": 157},
+     "about": "channel counts and non-square image sides that are not multiples of 32"},
+    {"name": "kernel_high", "set": {"BATCH": 4, "IN_CHANNELS": 16, "OUT_CHANNELS": 32, "HEIGHT": 3, "WIDTH": 1000},
+     "about": "wide images only as tall as the kernel (one output row)"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "IN_CHANNELS": (3, 80), "OUT_CHANNELS": (8, 140),
+                              "HEIGHT": (8, 80), "WIDTH": (12, 80)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,14 @@ KERNEL_SIZE = 3
 PADDING = 1
 
 TAGS = ["conv", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "CHANNELS": 96}, "public": True,
+     "about": "a batch of one image with fewer channels"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 37, "HEIGHT": 99, "WIDTH": 257},
+     "about": "a channel count and non-square image sides that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (4, 48), "HEIGHT": (5, 200), "WIDTH": (5, 200)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -15,6 +15,14 @@ KERNEL_SIZE = 3
 PADDING = 1
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1}, "public": True, "about": "a batch of one image"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 300, "OUT_CHANNELS": 200, "HEIGHT": 57, "WIDTH": 91},
+     "about": "channel counts and non-square image sides that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "IN_CHANNELS": (4, 300), "OUT_CHANNELS": (4, 300),
+                              "HEIGHT": (5, 80), "WIDTH": (5, 80)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -16,6 +16,19 @@ PADDING = 1
 GROUPS = 8
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 64, "WIDTH": 64}, "public": True,
+     "about": "a batch of one smaller image"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 120, "OUT_CHANNELS": 60, "GROUPS": 6, "HEIGHT": 99,
+                                  "WIDTH": 157},
+     "about": "another group count, with channels per group and image sides that are not multiples of 32"},
+    {"name": "many_groups", "set": {"BATCH": 2, "IN_CHANNELS": 256, "OUT_CHANNELS": 512, "GROUPS": 32, "HEIGHT": 45,
+                                    "WIDTH": 45},
+     "about": "many small groups, each with more output than input channels"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "IN_CHANNELS": 128, "OUT_CHANNELS": 128, "HEIGHT": (5, 70),
+                              "WIDTH": (5, 70)},
+     "about": "image sizes drawn at random, with fewer channels"},
+]
 
 
 class Model(nn.Module):

@@ -15,6 +15,15 @@ KERNEL_SIZE = 5
 PADDING = 2
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 112, "WIDTH": 112}, "public": True,
+     "about": "a batch of one smaller image"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 37, "OUT_CHANNELS": 100, "HEIGHT": 57, "WIDTH": 91},
+     "about": "channel counts and non-square image sides that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "IN_CHANNELS": (3, 80), "OUT_CHANNELS": (8, 140),
+                              "HEIGHT": (3, 64), "WIDTH": (3, 64)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

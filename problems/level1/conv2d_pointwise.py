@@ -13,6 +13,16 @@ HEIGHT = 128
 WIDTH = 128
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1}, "public": True, "about": "a batch of one image"},
+    {"name": "unaligned", "set": {"BATCH": 3, "IN_CHANNELS": 100, "OUT_CHANNELS": 300, "HEIGHT": 57, "WIDTH": 91},
+     "about": "channel counts and non-square image sides that are not multiples of 32"},
+    {"name": "few_channels", "set": {"BATCH": 2, "IN_CHANNELS": 3, "OUT_CHANNELS": 64, "HEIGHT": 300, "WIDTH": 300},
+     "about": "few input channels (a short reduction) over large images"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "IN_CHANNELS": (8, 300), "OUT_CHANNELS": (16, 300),
+                              "HEIGHT": (5, 100), "WIDTH": (5, 100)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,17 @@ WIDTH = 384
 KERNEL_SIZE = 3
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 128, "WIDTH": 128}, "public": True,
+     "about": "a batch of one smaller image"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 37, "OUT_CHANNELS": 100, "HEIGHT": 99, "WIDTH": 99},
+     "about": "channel counts and an image side that are not multiples of 32"},
+    {"name": "wide", "set": {"BATCH": 1, "IN_CHANNELS": 64, "OUT_CHANNELS": 64, "HEIGHT": 50, "WIDTH": 400},
+     "about": "a wide, non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "IN_CHANNELS": (3, 130), "OUT_CHANNELS": (8, 130),
+                              "HEIGHT": (5, 64), "WIDTH": (5, 64)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -15,6 +15,16 @@ WIDTH = 64
 KERNEL_SIZE = 3
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "DEPTH": 32, "HEIGHT": 32, "WIDTH": 32}, "public": True,
+     "about": "a batch of one smaller volume"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 19, "OUT_CHANNELS": 37, "DEPTH": 13, "HEIGHT": 29,
+                                  "WIDTH": 45},
+     "about": "channel counts and non-cubic volume sides that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 2), "IN_CHANNELS": (3, 40), "OUT_CHANNELS": (4, 64), "DEPTH": (5, 24),
+                              "HEIGHT": (5, 32), "WIDTH": (5, 40)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

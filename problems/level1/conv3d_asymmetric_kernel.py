@@ -17,6 +17,16 @@ KERNEL_H = 5
 KERNEL_W = 7
 
 TAGS = ["conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "DEPTH": 8, "HEIGHT": 32, "WIDTH": 48}, "public": True,
+     "about": "a batch of one smaller volume"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 19, "OUT_CHANNELS": 37, "DEPTH": 13, "HEIGHT": 29,
+                                  "WIDTH": 45},
+     "about": "channel counts and volume sides that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 2), "IN_CHANNELS": (3, 32), "OUT_CHANNELS": (4, 48), "DEPTH": (5, 16),
+                              "HEIGHT": (7, 24), "WIDTH": (9, 40)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -15,6 +15,15 @@ KERNEL_SIZE = 3
 PADDING = 1
 
 TAGS = ["conv", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "CHANNELS": 16}, "public": True,
+     "about": "a batch of one volume with fewer channels"},
+    {"name": "unaligned", "set": {"BATCH": 2, "CHANNELS": 37, "DEPTH": 13, "HEIGHT": 29, "WIDTH": 45},
+     "about": "a channel count and non-cubic volume sides that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CHANNELS": (2, 48), "DEPTH": (3, 40), "HEIGHT": (3, 40),
+                              "WIDTH": (3, 40)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -16,6 +16,15 @@ PADDING = 2
 OUTPUT_PADDING = 1
 
 TAGS = ["conv-transpose", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1, "LENGTH": 4096}, "public": True,
+     "about": "a batch of one shorter signal"},
+    {"name": "unaligned", "set": {"BATCH": 3, "IN_CHANNELS": 100, "OUT_CHANNELS": 37, "LENGTH": 3001},
+     "about": "channel counts and a signal length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "IN_CHANNELS": (4, 300), "OUT_CHANNELS": (4, 300),
+                              "LENGTH": (10, 3000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

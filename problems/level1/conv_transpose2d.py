@@ -14,6 +14,15 @@ WIDTH = 256
 KERNEL_SIZE = 3
 
 TAGS = ["conv-transpose", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 128, "WIDTH": 128}, "public": True,
+     "about": "a batch of one smaller image"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 37, "OUT_CHANNELS": 100, "HEIGHT": 99, "WIDTH": 157},
+     "about": "channel counts and non-square image sides that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "IN_CHANNELS": (3, 130), "OUT_CHANNELS": (8, 130),
+                              "HEIGHT": (2, 64), "WIDTH": (2, 64)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

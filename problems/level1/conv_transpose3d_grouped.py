@@ -19,6 +19,16 @@ OUTPUT_PADDING = 1
 GROUPS = 4
 
 TAGS = ["conv-transpose", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "DEPTH": 20, "HEIGHT": 20, "WIDTH": 20}, "public": True,
+     "about": "a batch of one smaller volume"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 60, "OUT_CHANNELS": 30, "GROUPS": 3, "DEPTH": 13,
+                                  "HEIGHT": 21, "WIDTH": 27},
+     "about": "another group count, with channels per group and odd, non-cubic volume sides that are not "
+              "multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "DEPTH": (3, 20), "HEIGHT": (3, 20), "WIDTH": (3, 30)},
+     "about": "volume sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

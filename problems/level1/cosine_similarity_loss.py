@@ -7,6 +7,13 @@ BATCH = 196608
 FEATURES = 2048
 
 TAGS = ["loss", "memory-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"BATCH": 64}, "public": True, "about": "only a few rows"},
+    {"name": "unaligned", "set": {"BATCH": 1000, "FEATURES": 3001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "long_rows", "set": {"BATCH": 16, "FEATURES": 65537}, "about": "a few very long rows"},
+    {"name": "drawn", "set": {"BATCH": (33, 2000), "FEATURES": (100, 4000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

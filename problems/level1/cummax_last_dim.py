@@ -7,6 +7,13 @@ COLS = 8192
 DIM = 1
 
 TAGS = ["scan", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1}, "public": True, "about": "a tensor of one row"},
+    {"name": "unaligned", "set": {"ROWS": 1000, "COLS": 4099},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "long_rows", "set": {"ROWS": 4, "COLS": 100003}, "about": "a few very long rows"},
+    {"name": "drawn", "set": {"ROWS": (1, 1000), "COLS": (100, 6000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

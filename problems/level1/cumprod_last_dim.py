@@ -7,6 +7,13 @@ COLS = 512
 DIM = 1
 
 TAGS = ["scan", "memory-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"ROWS": 100}, "public": True, "about": "only a few rows"},
+    {"name": "unaligned", "set": {"ROWS": 1000, "COLS": 777},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "long_rows", "set": {"ROWS": 8, "COLS": 20011}, "about": "a few much longer rows"},
+    {"name": "drawn", "set": {"ROWS": (1, 3000), "COLS": (100, 2000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

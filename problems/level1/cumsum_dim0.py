@@ -9,6 +9,13 @@ DIM = 0
 TAGS = ["scan", "memory-bound"]
 # zero-mean prefix sums over 24576 rows carry fp32 rounding up to 4.0e-3 (max abs, measured against float64 on an H100)
 ATOL = 2e-2
+WORKLOADS = [
+    {"name": "few_rows", "set": {"ROWS": 64}, "public": True, "about": "only a few rows (short columns)"},
+    {"name": "unaligned", "set": {"ROWS": 3001, "COLS": 999},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "narrow", "set": {"ROWS": 50001, "COLS": 40}, "about": "a few long columns"},
+    {"name": "drawn", "set": {"ROWS": (5, 2000), "COLS": (50, 3000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -9,6 +9,13 @@ DIM = 1
 TAGS = ["scan", "memory-bound"]
 # zero-mean prefix sums over 4096 values carry fp32 rounding up to 3.7e-4 (max abs, measured against float64 on an H100)
 ATOL = 2e-3
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1}, "public": True, "about": "a tensor of one row"},
+    {"name": "unaligned", "set": {"ROWS": 1000, "COLS": 4099},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "long_rows", "set": {"ROWS": 4, "COLS": 20011}, "about": "a few much longer rows"},
+    {"name": "drawn", "set": {"ROWS": (1, 1500), "COLS": (100, 5000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,13 @@ WIDTH = 384
 ALPHA = 1.0
 
 TAGS = ["activation", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1}, "public": True, "about": "a batch of one"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 17, "HEIGHT": 99, "WIDTH": 257},
+     "about": "sizes that are not multiples of 32 (an element count that is not either)"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (1, 32), "HEIGHT": (3, 200), "WIDTH": (5, 300)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

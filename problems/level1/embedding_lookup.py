@@ -8,6 +8,16 @@ BATCH = 64
 SEQ = 16384
 
 TAGS = ["indexing", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_sequence", "set": {"VOCAB": 8000, "BATCH": 1, "SEQ": 2048}, "public": True,
+     "about": "a single shorter sequence over a smaller vocabulary"},
+    {"name": "unaligned", "set": {"VOCAB": 5001, "DIM": 1000, "BATCH": 3, "SEQ": 999},
+     "about": "a vocabulary, an embedding width and a sequence length that are not multiples of 32"},
+    {"name": "narrow", "set": {"VOCAB": 100003, "DIM": 17, "BATCH": 8, "SEQ": 3001},
+     "about": "very narrow embeddings over a large vocabulary"},
+    {"name": "drawn", "set": {"VOCAB": (100, 8000), "DIM": (16, 1000), "BATCH": (1, 4), "SEQ": (10, 2000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

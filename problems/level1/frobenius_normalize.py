@@ -14,6 +14,14 @@ TAGS = ["normalization", "memory-bound"]
 
 # outputs are ~1 / sqrt(805M) ~ 3.5e-5 in magnitude; the default atol (1e-4) would accept zeros
 ATOL = 1e-9
+WORKLOADS = [
+    {"name": "one_slice", "set": {"BATCH": 1, "CHANNELS": 1}, "public": True,
+     "about": "a much smaller tensor (one sample, one channel)"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 1, "HEIGHT": 299, "WIDTH": 1001},
+     "about": "sizes that are not multiples of 32 (an element count that is not either)"},
+    {"name": "drawn", "set": {"BATCH": (1, 2), "CHANNELS": (1, 2), "HEIGHT": (1, 250), "WIDTH": (50, 1000)},
+     "about": "sizes drawn at random, down to a tensor of a few dozen elements"},
+]
 
 
 class Model(nn.Module):

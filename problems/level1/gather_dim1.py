@@ -8,6 +8,15 @@ PICKS = 8192
 DIM = 1
 
 TAGS = ["indexing", "memory-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"ROWS": 64}, "public": True, "about": "only a few rows"},
+    {"name": "unaligned", "set": {"ROWS": 1000, "COLS": 4099, "PICKS": 999},
+     "about": "a row count, a row length and a pick count that are not multiples of 32"},
+    {"name": "many_picks", "set": {"ROWS": 100, "COLS": 300, "PICKS": 5000},
+     "about": "more picks per row than columns (many repeats)"},
+    {"name": "drawn", "set": {"ROWS": (1, 1000), "COLS": (10, 6000), "PICKS": (50, 4000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

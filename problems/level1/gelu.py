@@ -11,6 +11,14 @@ SEQ = 4096
 HIDDEN = 6144
 
 TAGS = ["activation", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_sequence", "set": {"BATCH": 1, "SEQ": 1024}, "public": True,
+     "about": "a batch of one shorter sequence"},
+    {"name": "unaligned", "set": {"BATCH": 3, "SEQ": 999, "HIDDEN": 1001},
+     "about": "a sequence length and a hidden size that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "SEQ": (1, 500), "HIDDEN": (100, 5000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -10,6 +10,12 @@ ROWS = 24576
 COLS = 32768
 
 TAGS = ["activation", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1}, "public": True, "about": "a matrix of one row"},
+    {"name": "unaligned", "set": {"ROWS": 1001, "COLS": 3001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"ROWS": (1, 1500), "COLS": (100, 5000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

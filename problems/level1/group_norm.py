@@ -13,6 +13,16 @@ HEIGHT = 224
 WIDTH = 224
 
 TAGS = ["normalization", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1, "HEIGHT": 112, "WIDTH": 112}, "public": True,
+     "about": "a batch of one sample with smaller images"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 96, "GROUPS": 12, "HEIGHT": 57, "WIDTH": 91},
+     "about": "another group count, with non-square image sides that are not multiples of 32"},
+    {"name": "wide_groups", "set": {"BATCH": 2, "CHANNELS": 60, "GROUPS": 5, "HEIGHT": 33, "WIDTH": 100},
+     "about": "a few groups of more channels each, not a power of two, with unaligned image sides"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (4, 100), "WIDTH": (4, 100)},
+     "about": "image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

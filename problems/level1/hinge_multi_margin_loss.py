@@ -11,6 +11,14 @@ CLASSES = 16384
 MARGIN = 1.0
 
 TAGS = ["loss", "memory-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"BATCH": 64}, "public": True, "about": "only a few samples"},
+    {"name": "unaligned", "set": {"BATCH": 1000, "CLASSES": 4099},
+     "about": "a sample count and a class count that are not multiples of 32"},
+    {"name": "few_classes", "set": {"BATCH": 5000, "CLASSES": 10}, "about": "many samples over very few classes"},
+    {"name": "many_classes", "set": {"BATCH": 16, "CLASSES": 100003}, "about": "a few samples over very many classes"},
+    {"name": "drawn", "set": {"BATCH": (33, 1500), "CLASSES": (10, 5000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -7,6 +7,16 @@ FEATURES = 1024
 PICKS = 1048576
 
 TAGS = ["indexing", "memory-bound"]
+WORKLOADS = [
+    {"name": "small_table", "set": {"TABLE_ROWS": 4096, "PICKS": 8192}, "public": True,
+     "about": "a smaller table and fewer picks"},
+    {"name": "unaligned", "set": {"TABLE_ROWS": 5000, "FEATURES": 999, "PICKS": 3001},
+     "about": "a table size, a row width and a pick count that are not multiples of 32"},
+    {"name": "narrow", "set": {"TABLE_ROWS": 100003, "FEATURES": 7, "PICKS": 200003},
+     "about": "very narrow rows picked from a large table"},
+    {"name": "drawn", "set": {"TABLE_ROWS": (10, 5000), "FEATURES": (16, 1500), "PICKS": (50, 10000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -11,6 +11,18 @@ HEIGHT = 448
 WIDTH = 448
 
 TAGS = ["normalization", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1, "HEIGHT": 224, "WIDTH": 224}, "public": True,
+     "about": "a batch of one sample with smaller images"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 37, "HEIGHT": 57, "WIDTH": 91},
+     "about": "a channel count and non-square image sides that are not multiples of 32"},
+    {"name": "small_images", "set": {"BATCH": 16, "CHANNELS": 64, "HEIGHT": 7, "WIDTH": 5},
+     "about": "many channels of tiny images (short reductions)"},
+    {"name": "large_images", "set": {"BATCH": 1, "CHANNELS": 3, "HEIGHT": 1000, "WIDTH": 999},
+     "about": "few channels of large images (long reductions)"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (1, 32), "HEIGHT": (4, 200), "WIDTH": (4, 200)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -11,6 +11,13 @@ BATCH = 98304
 CLASSES = 4096
 
 TAGS = ["loss", "memory-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"BATCH": 64}, "public": True, "about": "only a few rows"},
+    {"name": "unaligned", "set": {"BATCH": 1000, "CLASSES": 4099},
+     "about": "a row count and a class count that are not multiples of 32"},
+    {"name": "long_rows", "set": {"BATCH": 16, "CLASSES": 65537}, "about": "a few very long rows"},
+    {"name": "drawn", "set": {"BATCH": (33, 1500), "CLASSES": (100, 5000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

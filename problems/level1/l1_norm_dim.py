@@ -8,6 +8,16 @@ COLS = 4096
 DIM = 1
 
 TAGS = ["reduction", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_batch", "set": {"BATCH": 1, "ROWS": 1024}, "public": True,
+     "about": "a batch of one shorter matrix"},
+    {"name": "unaligned", "set": {"BATCH": 3, "ROWS": 1000, "COLS": 999},
+     "about": "a reduced dim and a kept dim that are not multiples of 32"},
+    {"name": "tall", "set": {"BATCH": 2, "ROWS": 50001, "COLS": 33}, "about": "a long reduced dim and few columns"},
+    {"name": "wide", "set": {"BATCH": 2, "ROWS": 7, "COLS": 50001}, "about": "a short reduced dim and many columns"},
+    {"name": "drawn", "set": {"BATCH": (1, 2), "ROWS": (40, 2000), "COLS": (40, 2000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,13 @@ TAGS = ["normalization", "memory-bound"]
 
 # outputs are ~1 / (0.8 * 8192) ~ 1.5e-4 in magnitude; the default atol (1e-4) would accept almost anything
 ATOL = 1e-7
+WORKLOADS = [
+    {"name": "few_rows", "set": {"ROWS": 64}, "public": True, "about": "only a few rows"},
+    {"name": "unaligned", "set": {"ROWS": 1000, "COLS": 4099},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "long_rows", "set": {"ROWS": 16, "COLS": 100003}, "about": "a few very long rows"},
+    {"name": "drawn", "set": {"ROWS": (1, 1500), "COLS": (100, 6000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

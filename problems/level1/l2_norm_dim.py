@@ -7,6 +7,13 @@ COLS = 4096
 DIM = -1
 
 TAGS = ["reduction", "memory-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"ROWS": 64}, "public": True, "about": "only a few rows"},
+    {"name": "unaligned", "set": {"ROWS": 1000, "COLS": 4099},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "long_rows", "set": {"ROWS": 16, "COLS": 100003}, "about": "a few very long rows"},
+    {"name": "drawn", "set": {"ROWS": (33, 1500), "COLS": (100, 6000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -15,6 +15,14 @@ TAGS = ["normalization", "memory-bound"]
 
 # outputs are ~1 / sqrt(768) ~ 0.036: a tighter atol than the default 1e-4 so errors of ~0.3% do not pass
 ATOL = 1e-6
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 57, "WIDTH": 43}, "public": True,
+     "about": "a single small feature map"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 1001, "HEIGHT": 37, "WIDTH": 29},
+     "about": "a channel count and spatial sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CHANNELS": (100, 1200), "HEIGHT": (5, 48), "WIDTH": (5, 48)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

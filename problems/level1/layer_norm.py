@@ -11,6 +11,13 @@ DIM1 = 96
 DIM2 = 1024
 
 TAGS = ["normalization", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1}, "public": True, "about": "a batch of one sample"},
+    {"name": "unaligned", "set": {"BATCH": 33, "DIM1": 7, "DIM2": 1001},
+     "about": "a batch and normalized shape that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 64), "DIM1": (1, 40), "DIM2": (100, 3000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

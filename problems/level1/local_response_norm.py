@@ -16,6 +16,16 @@ BETA = 0.75
 K = 1.0
 
 TAGS = ["normalization", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 63, "WIDTH": 65}, "public": True,
+     "about": "a single small image"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 37, "HEIGHT": 45, "WIDTH": 51},
+     "about": "channel and spatial sizes that are not multiples of 32"},
+    {"name": "few_channels", "set": {"BATCH": 2, "CHANNELS": 3, "HEIGHT": 100, "WIDTH": 129},
+     "about": "fewer channels than the normalization window"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (2, 200), "HEIGHT": (8, 80), "WIDTH": (8, 80)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -10,6 +10,15 @@ COLS = 8192
 DIM = -1
 
 TAGS = ["softmax", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1, "COLS": 100003}, "public": True,
+     "about": "a single long row whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"ROWS": 999, "COLS": 4099},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"ROWS": (1, 600), "COLS": (100, 8000)}, "about": "sizes drawn at random"},
+    {"name": "offset", "set": {"ROWS": 257, "COLS": 3001}, "shift": 100.0,
+     "about": "inputs offset far from zero, so exp overflows unless the max is subtracted"},
+]
 
 
 class Model(nn.Module):

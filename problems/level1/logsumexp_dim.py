@@ -7,6 +7,15 @@ COLS = 2048
 DIM = -1
 
 TAGS = ["reduction", "memory-bound"]
+WORKLOADS = [
+    {"name": "long_rows", "set": {"ROWS": 64, "COLS": 65537}, "public": True,
+     "about": "a few very long rows whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"ROWS": 4099, "COLS": 999},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"ROWS": (50, 2000), "COLS": (100, 5000)}, "about": "sizes drawn at random"},
+    {"name": "offset", "set": {"ROWS": 2049, "COLS": 257}, "shift": 100.0,
+     "about": "inputs offset far from zero, so exp overflows unless the row max is subtracted"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,14 @@ KERNEL_SIZE = 3
 STRIDE = 2
 
 TAGS = ["pooling", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "CHANNELS": 3, "HEIGHT": 511, "WIDTH": 299}, "public": True,
+     "about": "a single non-square image with few channels"},
+    {"name": "unaligned", "set": {"BATCH": 2, "CHANNELS": 17, "HEIGHT": 101, "WIDTH": 67},
+     "about": "channel and spatial sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (3, 32), "HEIGHT": (20, 200), "WIDTH": (20, 200)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -7,6 +7,13 @@ COLS = 32768
 DIM = 1
 
 TAGS = ["scan", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1, "COLS": 100003}, "public": True,
+     "about": "a single long row whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"ROWS": 999, "COLS": 4099},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"ROWS": (1, 600), "COLS": (100, 8000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,13 @@ K = 1024
 N = 2048
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_batch", "set": {"BATCH": 1, "M": 1000}, "public": True, "about": "a batch of one"},
+    {"name": "unaligned", "set": {"BATCH": 3, "M": 999, "K": 1001, "N": 515},
+     "about": "M, K and N that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 6), "M": (3, 700), "K": (16, 1000), "N": (16, 1000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

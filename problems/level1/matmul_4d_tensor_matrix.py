@@ -12,6 +12,14 @@ L_DIM = 256
 K_DIM = 768
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_batch", "set": {"B_DIM": 1, "I_DIM": 3, "J_DIM": 333}, "public": True,
+     "about": "a batch of one with few rows"},
+    {"name": "unaligned", "set": {"B_DIM": 2, "I_DIM": 7, "J_DIM": 99, "L_DIM": 257, "K_DIM": 1001},
+     "about": "leading, reduced and output sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"B_DIM": (1, 3), "I_DIM": (1, 8), "J_DIM": (10, 200), "L_DIM": (16, 300),
+                              "K_DIM": (16, 600)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

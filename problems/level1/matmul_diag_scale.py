@@ -10,6 +10,12 @@ N = 4096
 M = 8192
 
 TAGS = ["matmul", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"N": 1, "M": 100003}, "public": True, "about": "a single long row"},
+    {"name": "unaligned", "set": {"N": 1001, "M": 1003}, "about": "sizes that are not multiples of 32"},
+    {"name": "tall", "set": {"N": 2049, "M": 33}, "about": "many short rows"},
+    {"name": "drawn", "set": {"N": (4, 1500), "M": (50, 3000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

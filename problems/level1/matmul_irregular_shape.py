@@ -11,6 +11,12 @@ K = 2949
 N = 5087
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"M": 1, "K": 2048, "N": 1001}, "public": True, "about": "a single output row"},
+    {"name": "unaligned", "set": {"M": 999, "K": 1001, "N": 515}, "about": "M, K and N that are not multiples of 32"},
+    {"name": "tall_narrow", "set": {"M": 4099, "K": 257, "N": 33}, "about": "many rows, a short K and few columns"},
+    {"name": "drawn", "set": {"M": (10, 1200), "K": (16, 1200), "N": (10, 1200)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

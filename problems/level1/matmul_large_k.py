@@ -11,6 +11,11 @@ K = 131072
 N = 1024
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"M": 1, "K": 30011, "N": 513}, "public": True, "about": "a single output row"},
+    {"name": "unaligned", "set": {"M": 100, "K": 50021, "N": 129}, "about": "M, K and N that are not multiples of 32"},
+    {"name": "drawn", "set": {"M": (10, 200), "K": (1000, 50000), "N": (10, 200)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

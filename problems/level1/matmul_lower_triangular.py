@@ -10,6 +10,11 @@ N = 5120
 
 TAGS = ["matmul", "compute-bound"]
 FLOPS = 44739242666  # N^3 / 3: ~N^3/6 multiply-adds for j <= k <= i
+WORKLOADS = [
+    {"name": "small", "set": {"N": 512}, "public": True, "about": "a small matrix"},
+    {"name": "unaligned", "set": {"N": 1001}, "about": "a size that is not a multiple of 32"},
+    {"name": "drawn", "set": {"N": (100, 1500)}, "about": "a size drawn at random"},
+]
 
 
 class Model(nn.Module):

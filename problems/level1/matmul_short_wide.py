@@ -10,6 +10,11 @@ K = 1024
 N = 262144
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"M": 1, "K": 512, "N": 50001}, "public": True, "about": "a single output row"},
+    {"name": "unaligned", "set": {"M": 33, "K": 511, "N": 20011}, "about": "M, K and N that are not multiples of 32"},
+    {"name": "drawn", "set": {"M": (1, 128), "K": (16, 512), "N": (1000, 20000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -11,6 +11,11 @@ K = 64
 N = 32768
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"M": 1}, "public": True, "about": "a single output row"},
+    {"name": "unaligned", "set": {"M": 2049, "K": 33, "N": 1501}, "about": "M, K and N that are not multiples of 32"},
+    {"name": "drawn", "set": {"M": (10, 2000), "K": (1, 100), "N": (10, 2000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

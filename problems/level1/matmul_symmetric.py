@@ -9,6 +9,11 @@ import torch.nn as nn
 N = 5120
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "small", "set": {"N": 512}, "public": True, "about": "a small matrix"},
+    {"name": "unaligned", "set": {"N": 1001}, "about": "a size that is not a multiple of 32"},
+    {"name": "drawn", "set": {"N": (100, 1500)}, "about": "a size drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -10,6 +10,11 @@ K = 256
 N = 256
 
 TAGS = ["matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"M": 1}, "public": True, "about": "a single output row"},
+    {"name": "unaligned", "set": {"M": 20001, "K": 255, "N": 129}, "about": "M, K and N that are not multiples of 32"},
+    {"name": "drawn", "set": {"M": (100, 20000), "K": (16, 300), "N": (16, 200)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

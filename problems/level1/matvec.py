@@ -10,6 +10,14 @@ M = 65536
 K = 24576
 
 TAGS = ["matmul", "memory-bound"]
+WORKLOADS = [
+    {"name": "long_rows", "set": {"M": 100, "K": 100003}, "public": True,
+     "about": "a few rows much longer than they are many"},
+    {"name": "unaligned", "set": {"M": 4099, "K": 999},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "tall", "set": {"M": 100003, "K": 33}, "about": "many short rows"},
+    {"name": "drawn", "set": {"M": (50, 5000), "K": (16, 5000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,14 @@ STRIDE = 2
 PADDING = 1
 
 TAGS = ["pooling", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_signal", "set": {"BATCH": 1, "CHANNELS": 1, "LENGTH": 100003}, "public": True,
+     "about": "a single long signal whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 37, "LENGTH": 4099},
+     "about": "a channel count and a length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (1, 64), "LENGTH": (100, 10000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

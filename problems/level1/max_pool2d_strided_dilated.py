@@ -16,6 +16,14 @@ PADDING = 1
 DILATION = 2
 
 TAGS = ["pooling", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "CHANNELS": 3, "HEIGHT": 257, "WIDTH": 511}, "public": True,
+     "about": "a single non-square image with few channels"},
+    {"name": "unaligned", "set": {"BATCH": 2, "CHANNELS": 13, "HEIGHT": 99, "WIDTH": 131},
+     "about": "channel and spatial sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (3, 32), "HEIGHT": (16, 200), "WIDTH": (16, 200)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -16,6 +16,14 @@ STRIDE = 2
 PADDING = 1
 
 TAGS = ["pooling", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "CHANNELS": 3, "DEPTH": 63, "HEIGHT": 65, "WIDTH": 67}, "public": True,
+     "about": "a single volume with few channels and odd extents"},
+    {"name": "unaligned", "set": {"BATCH": 2, "CHANNELS": 5, "DEPTH": 17, "HEIGHT": 33, "WIDTH": 99},
+     "about": "channel and spatial sizes that are not multiples of 32, not a cube"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CHANNELS": (2, 16), "DEPTH": (9, 40), "HEIGHT": (9, 40),
+                              "WIDTH": (9, 40)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

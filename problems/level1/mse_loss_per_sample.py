@@ -7,6 +7,13 @@ BATCH = 131072
 FEATURES = 4096
 
 TAGS = ["loss", "memory-bound"]
+WORKLOADS = [
+    {"name": "long_rows", "set": {"BATCH": 64, "FEATURES": 20011}, "public": True,
+     "about": "a few long rows whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"BATCH": 4099, "FEATURES": 999},
+     "about": "a batch and a feature count that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (64, 2000), "FEATURES": (50, 3000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

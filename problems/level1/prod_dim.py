@@ -8,6 +8,14 @@ COLS = 2048
 DIM = 1
 
 TAGS = ["reduction", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_batch", "set": {"BATCH": 1, "COLS": 100003}, "public": True,
+     "about": "a batch of one with a long row length that is not a multiple of 32"},
+    {"name": "unaligned", "set": {"BATCH": 33, "ROWS": 257, "COLS": 999},
+     "about": "a longer reduced dim and sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 32), "ROWS": (2, 200), "COLS": (50, 2000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

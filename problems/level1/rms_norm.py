@@ -10,6 +10,13 @@ HIDDEN = 8192
 EPS = 1e-6
 
 TAGS = ["normalization", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1, "HIDDEN": 100003}, "public": True,
+     "about": "a single long row whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"ROWS": 999, "HIDDEN": 4099},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"ROWS": (1, 600), "HIDDEN": (100, 8000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -8,6 +8,14 @@ HEIGHT = 128
 WIDTH = 128
 
 TAGS = ["broadcast", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "CHANNELS": 3, "HEIGHT": 257, "WIDTH": 511}, "public": True,
+     "about": "a single image with few channels"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 37, "HEIGHT": 99, "WIDTH": 131},
+     "about": "channel and spatial sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CHANNELS": (2, 32), "HEIGHT": (9, 160), "WIDTH": (9, 250)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,14 @@ LENGTH = 65536
 BINS = 1024
 
 TAGS = ["indexing", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1, "LENGTH": 100003}, "public": True,
+     "about": "a single long row whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"ROWS": 37, "LENGTH": 40009, "BINS": 1000},
+     "about": "a row count, row length and bin count that are not multiples of 32"},
+    {"name": "drawn", "set": {"ROWS": (1, 64), "LENGTH": (1000, 50000), "BINS": (50, 2000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

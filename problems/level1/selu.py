@@ -9,6 +9,13 @@ ROWS = 12288
 COLS = 65536
 
 TAGS = ["activation", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1, "COLS": 1000003}, "public": True,
+     "about": "a single long row whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"ROWS": 999, "COLS": 4099},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"ROWS": (1, 1000), "COLS": (100, 5000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -11,6 +11,16 @@ SEQ = 8192
 HIDDEN = 6144
 
 TAGS = ["activation", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1, "SEQ": 1, "HIDDEN": 1000003}, "public": True,
+     "about": "a single long row whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"BATCH": 3, "SEQ": 333, "HIDDEN": 1001},
+     "about": "sequence and hidden sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "SEQ": (1, 500), "HIDDEN": (100, 3000)},
+     "about": "sizes drawn at random"},
+    {"name": "large_magnitude", "set": {"BATCH": 2, "SEQ": 129, "HIDDEN": 2049}, "scale": 40.0,
+     "about": "inputs of large magnitude, far into the saturated range"},
+]
 
 
 class Model(nn.Module):

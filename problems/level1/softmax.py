@@ -13,6 +13,15 @@ TAGS = ["softmax", "memory-bound"]
 
 # probabilities are ~1 / 8192 ~ 1.2e-4; the default atol (1e-4) would accept almost any output
 ATOL = 1e-8
+WORKLOADS = [
+    {"name": "one_row", "set": {"ROWS": 1, "COLS": 100003}, "public": True,
+     "about": "a single long row whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"ROWS": 999, "COLS": 4099},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"ROWS": (1, 600), "COLS": (100, 8000)}, "about": "sizes drawn at random"},
+    {"name": "offset", "set": {"ROWS": 257, "COLS": 3001}, "shift": 100.0,
+     "about": "inputs offset far from zero, so exp overflows unless the max is subtracted"},
+]
 
 
 class Model(nn.Module):

@@ -16,6 +16,16 @@ TAGS = ["softmax", "memory-bound"]
 
 # probabilities are ~1 / 256 ~ 4e-3; the default atol (1e-4) would accept errors of ~2.5% of a typical value
 ATOL = 1e-6
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 57, "WIDTH": 43}, "public": True,
+     "about": "a single small feature map"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 1001, "HEIGHT": 37, "WIDTH": 29},
+     "about": "a channel count and spatial sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CHANNELS": (100, 1200), "HEIGHT": (5, 48), "WIDTH": (5, 48)},
+     "about": "sizes drawn at random"},
+    {"name": "offset", "set": {"BATCH": 2, "CHANNELS": 301, "HEIGHT": 33, "WIDTH": 35}, "shift": 100.0,
+     "about": "inputs offset far from zero, so exp overflows unless the max is subtracted"},
+]
 
 
 class Model(nn.Module):

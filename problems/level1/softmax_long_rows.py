@@ -15,6 +15,14 @@ TAGS = ["softmax", "memory-bound"]
 
 # probabilities are ~1 / 262144 ~ 3.8e-6; the default atol (1e-4) would accept zeros
 ATOL = 1e-11
+WORKLOADS = [
+    {"name": "few_rows", "set": {"ROWS": 3, "COLS": 1000003}, "public": True,
+     "about": "a few very long rows whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"ROWS": 64, "COLS": 100003},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "short_rows", "set": {"ROWS": 999, "COLS": 1001}, "about": "many rows short enough to fit in one block"},
+    {"name": "drawn", "set": {"ROWS": (1, 32), "COLS": (1000, 300000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

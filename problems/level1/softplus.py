@@ -14,6 +14,16 @@ BETA = 1.0
 THRESHOLD = 20.0
 
 TAGS = ["activation", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "CHANNELS": 3, "HEIGHT": 257, "WIDTH": 511}, "public": True,
+     "about": "a single image with few channels"},
+    {"name": "unaligned", "set": {"BATCH": 3, "CHANNELS": 37, "HEIGHT": 99, "WIDTH": 131},
+     "about": "channel and spatial sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CHANNELS": (2, 32), "HEIGHT": (9, 160), "WIDTH": (9, 250)},
+     "about": "sizes drawn at random"},
+    {"name": "large_magnitude", "set": {"BATCH": 2, "CHANNELS": 5, "HEIGHT": 129, "WIDTH": 257}, "scale": 40.0,
+     "about": "inputs of large magnitude, far into the saturated range"},
+]
 
 
 class Model(nn.Module):

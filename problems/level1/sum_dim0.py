@@ -8,6 +8,14 @@ COLS = 4096
 DIM = 0
 
 TAGS = ["reduction", "memory-bound"]
+WORKLOADS = [
+    {"name": "deep", "set": {"BATCH": 1000, "ROWS": 33, "COLS": 129}, "public": True,
+     "about": "a long reduced dim over small planes"},
+    {"name": "unaligned", "set": {"BATCH": 7, "ROWS": 999, "COLS": 1001},
+     "about": "a short reduced dim and plane sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (2, 150), "ROWS": (8, 300), "COLS": (8, 300)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -8,6 +8,14 @@ DIM2 = 4095
 REDUCE_DIM = 1
 
 TAGS = ["reduction", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_batch", "set": {"BATCH": 1, "DIM2": 1001}, "public": True,
+     "about": "a batch of one with a row length that is not a multiple of 32"},
+    {"name": "unaligned", "set": {"BATCH": 3, "DIM1": 999, "DIM2": 2049},
+     "about": "a reduced length and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "DIM1": (2, 2000), "DIM2": (50, 1000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -8,6 +8,14 @@ COLS = 2047
 DIM = -1
 
 TAGS = ["reduction", "memory-bound"]
+WORKLOADS = [
+    {"name": "long_rows", "set": {"BATCH": 1, "ROWS": 7, "COLS": 300007}, "public": True,
+     "about": "a few very long rows whose length is not a multiple of 32"},
+    {"name": "unaligned", "set": {"BATCH": 3, "ROWS": 999, "COLS": 1001},
+     "about": "a row count and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "ROWS": (50, 500), "COLS": (16, 4000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -11,6 +11,14 @@ COLS = 6144
 DIM = 1
 
 TAGS = ["reduction", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_batch", "set": {"BATCH": 1, "COLS": 1001}, "public": True,
+     "about": "a batch of one with a row length that is not a multiple of 32"},
+    {"name": "unaligned", "set": {"BATCH": 3, "ROWS": 999, "COLS": 2049},
+     "about": "a reduced length and a row length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 6), "ROWS": (2, 1500), "COLS": (50, 800)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -11,6 +11,13 @@ K = 24576
 N = 65536
 
 TAGS = ["matmul", "memory-bound"]
+WORKLOADS = [
+    {"name": "wide", "set": {"K": 33, "N": 100003}, "public": True, "about": "a short vector and a very wide matrix"},
+    {"name": "unaligned", "set": {"K": 4099, "N": 999},
+     "about": "a vector length and a width that are not multiples of 32"},
+    {"name": "long_k", "set": {"K": 100003, "N": 65}, "about": "a long vector and a narrow matrix"},
+    {"name": "drawn", "set": {"K": (16, 5000), "N": (50, 5000)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

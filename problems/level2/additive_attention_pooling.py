@@ -11,6 +11,14 @@ FEATURES = 4096
 ATTN_DIM = 4096
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1, "SEQ_LEN": 777, "FEATURES": 1000, "ATTN_DIM": 600}, "public": True,
+     "about": "a batch of one long sequence, feature sizes not multiples of 32"},
+    {"name": "unaligned", "set": {"BATCH": 5, "SEQ_LEN": 99, "FEATURES": 1001, "ATTN_DIM": 513},
+     "about": "a short sequence and feature and attention sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "SEQ_LEN": (20, 300), "FEATURES": (64, 700), "ATTN_DIM": (64, 700)},
+     "about": "batch, sequence and feature sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,13 @@ N_EMBD = 2048
 N_INNER = 8192
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_token", "set": {"BATCH": 1, "SEQ_LEN": 1}, "public": True, "about": "a single token (one row)"},
+    {"name": "unaligned", "set": {"BATCH": 3, "SEQ_LEN": 333, "N_EMBD": 1000, "N_INNER": 1500},
+     "about": "a token count and matrix sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "SEQ_LEN": (1, 300), "N_EMBD": (64, 1100), "N_INNER": (64, 2100)},
+     "about": "token count and matrix sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -16,6 +16,14 @@ HEAD_DIM = 64
 TAGS = ["fusion", "matmul", "memory-bound"]
 ATOL = 1e-6  # probabilities average 1/2048 = 4.9e-4; the default atol (1e-4) would accept almost any output
 RTOL = 1e-3  # ALiBi logits reach ~100, where exp amplifies rounding: the fp32 reference is 1.2e-4 (relative) from float64
+WORKLOADS = [
+    {"name": "short_seq", "set": {"BATCH": 1, "NUM_HEADS": 4, "SEQ_LEN": 999}, "public": True,
+     "about": "one sequence, fewer heads, a sequence length that is not a multiple of 32"},
+    {"name": "head_dim", "set": {"BATCH": 2, "NUM_HEADS": 6, "SEQ_LEN": 513, "HEAD_DIM": 80},
+     "about": "a head dimension and a sequence length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "NUM_HEADS": (1, 4), "SEQ_LEN": (100, 600), "HEAD_DIM": (16, 128)},
+     "about": "batch, head count, sequence length and head dimension drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,14 @@ HIDDEN = 4096
 FFN = 2048
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "few_tokens", "set": {"NUM_EXPERTS": 1, "CAPACITY": 7}, "public": True,
+     "about": "one expert with a handful of tokens"},
+    {"name": "unaligned", "set": {"NUM_EXPERTS": 3, "CAPACITY": 333, "HIDDEN": 1000, "FFN": 700},
+     "about": "a token count and matrix sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"NUM_EXPERTS": (1, 6), "CAPACITY": (1, 200), "HIDDEN": (64, 1000), "FFN": (64, 1000)},
+     "about": "expert count, token count and matrix sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

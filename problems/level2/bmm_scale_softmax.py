@@ -13,6 +13,14 @@ HEAD_DIM = 64
 
 TAGS = ["fusion", "matmul", "memory-bound"]
 ATOL = 1e-6  # probabilities are ~1/2048 = 4.9e-4; the default atol (1e-4) would accept almost any output
+WORKLOADS = [
+    {"name": "one_head", "set": {"BATCH_HEADS": 1, "SEQ_LEN": 2049}, "public": True,
+     "about": "a single head with a long sequence that is not a multiple of 32"},
+    {"name": "head_dim", "set": {"BATCH_HEADS": 4, "SEQ_LEN": 1000, "HEAD_DIM": 80},
+     "about": "a head dimension and a sequence length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH_HEADS": (1, 4), "SEQ_LEN": (100, 1000), "HEAD_DIM": (16, 128)},
+     "about": "head count, sequence length and head dimension drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,14 @@ BATCH = 8192
 EMBED_DIM = 2048
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "small_batch", "set": {"BATCH": 45, "EMBED_DIM": 4099}, "public": True,
+     "about": "a small batch of long embeddings, neither a multiple of 32"},
+    {"name": "unaligned", "set": {"BATCH": 2001, "EMBED_DIM": 257},
+     "about": "a large batch of short embeddings, neither a multiple of 32"},
+    {"name": "drawn", "set": {"BATCH": (50, 1500), "EMBED_DIM": (64, 1500)},
+     "about": "batch and embedding sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,14 @@ LENGTH = 8192
 KERNEL = 9
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_signal", "set": {"BATCH": 1, "LENGTH": 9999}, "public": True,
+     "about": "a batch of one long signal of odd length"},
+    {"name": "odd_channels", "set": {"BATCH": 4, "IN_CHANNELS": 13, "OUT_CHANNELS": 50, "LENGTH": 1001, "KERNEL": 5},
+     "about": "channel counts that are not multiples of 32, a smaller kernel and an odd length"},
+    {"name": "drawn", "set": {"BATCH": (1, 6), "LENGTH": (50, 2000)},
+     "about": "batch size and signal length drawn at random"},
+]
 
 
 class Model(nn.Module):

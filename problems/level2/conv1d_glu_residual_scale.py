@@ -14,6 +14,14 @@ LENGTH = 4096
 KERNEL = 3
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_signal", "set": {"BATCH": 1, "LENGTH": 555}, "public": True,
+     "about": "a batch of one signal whose length is not a multiple of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 5, "CHANNELS": 97, "LENGTH": 999, "KERNEL": 5},
+     "about": "a channel count that is not a multiple of 32, a wider kernel and an odd length"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (16, 200), "LENGTH": (20, 800)},
+     "about": "batch, channel count and length drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,14 @@ KERNEL = 3
 STRIDE = 2
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_signal", "set": {"BATCH": 1, "LENGTH": 2001}, "public": True,
+     "about": "a batch of one signal whose length is not a multiple of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 4, "CHANNELS": 257, "LENGTH": 999},
+     "about": "a normalized channel count and a length that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (64, 300), "LENGTH": (20, 1000)},
+     "about": "batch, channel count and length drawn at random"},
+]
 
 
 class Model(nn.Module):

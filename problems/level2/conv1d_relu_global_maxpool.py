@@ -12,6 +12,15 @@ LENGTH = 2048
 KERNEL = 5
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_signal", "set": {"BATCH": 1, "LENGTH": 700}, "public": True,
+     "about": "a batch of one sequence whose length is not a multiple of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 9, "IN_CHANNELS": 100, "OUT_CHANNELS": 300, "LENGTH": 333, "KERNEL": 3},
+     "about": "channel counts that are not multiples of 32, a smaller kernel and a short odd length"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "IN_CHANNELS": (16, 200), "OUT_CHANNELS": (16, 200),
+                              "LENGTH": (8, 300)},
+     "about": "batch, channel counts and length drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,14 @@ KERNEL = 7
 DILATION = 3
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_signal", "set": {"BATCH": 1, "LENGTH": 777}, "public": True,
+     "about": "a batch of one signal whose length is not a multiple of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "CHANNELS": 99, "LENGTH": 1001, "DILATION": 5},
+     "about": "a channel count that is not a multiple of 32, another dilation and an odd length"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (16, 200), "LENGTH": (50, 700), "DILATION": (1, 9)},
+     "about": "batch, channel count, length and dilation drawn at random"},
+]
 
 
 class Model(nn.Module):

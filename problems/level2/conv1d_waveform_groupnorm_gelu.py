@@ -14,6 +14,14 @@ KERNEL = 10
 STRIDE = 5
 
 TAGS = ["fusion", "conv", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_clip", "set": {"BATCH": 1, "SAMPLES": 24001}, "public": True,
+     "about": "a batch of one shorter clip whose frame count is not a multiple of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "SAMPLES": 9999, "CHANNELS": 100},
+     "about": "a channel count and a frame count that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "SAMPLES": (500, 20000), "CHANNELS": (16, 512)},
+     "about": "batch, clip length and channel count drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,14 @@ WIDTH = 256
 GROUPS = 32
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 61, "WIDTH": 77}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_groups", "set": {"BATCH": 3, "CHANNELS": 120, "GROUPS": 40, "HEIGHT": 33, "WIDTH": 50},
+     "about": "a channel count that is not a multiple of 32, more groups of fewer channels, a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "HEIGHT": (8, 45), "WIDTH": (8, 45)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

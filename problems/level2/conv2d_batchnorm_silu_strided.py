@@ -13,6 +13,14 @@ HEIGHT = 256
 WIDTH = 256
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 75, "WIDTH": 101}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "IN_CHANNELS": 20, "OUT_CHANNELS": 72, "HEIGHT": 45, "WIDTH": 30},
+     "about": "channel counts that are not multiples of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (9, 50), "WIDTH": (9, 50)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,14 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["fusion", "conv", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 97, "WIDTH": 45}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 4, "CHANNELS": 300, "HEIGHT": 23, "WIDTH": 31},
+     "about": "a normalized channel count that is not a multiple of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "CHANNELS": (16, 300), "HEIGHT": (7, 40), "WIDTH": (7, 40)},
+     "about": "batch, channel and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,14 @@ HEIGHT = 112
 WIDTH = 112
 
 TAGS = ["fusion", "conv", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 111, "WIDTH": 97}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 7, "CHANNELS": 100, "HEIGHT": 30, "WIDTH": 57},
+     "about": "a channel count that is not a multiple of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (8, 300), "HEIGHT": (5, 50), "WIDTH": (5, 50)},
+     "about": "batch, channel and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

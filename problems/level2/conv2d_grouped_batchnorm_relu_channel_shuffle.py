@@ -12,6 +12,14 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["fusion", "conv", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 57, "WIDTH": 97}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_groups", "set": {"BATCH": 4, "CHANNELS": 120, "GROUPS": 5, "HEIGHT": 23, "WIDTH": 30},
+     "about": "a channel count and a group width that are not multiples of 32, an odd group count, a small image"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "HEIGHT": (5, 40), "WIDTH": (5, 40)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,15 @@ WIDTH = 256
 GROUPS = 32
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 67, "WIDTH": 99}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_groups", "set": {"BATCH": 3, "IN_CHANNELS": 21, "OUT_CHANNELS": 60, "GROUPS": 12, "HEIGHT": 37,
+                                   "WIDTH": 50},
+     "about": "channel counts that are not multiples of 32, groups of an odd channel count, a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (5, 45), "WIDTH": (5, 45)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

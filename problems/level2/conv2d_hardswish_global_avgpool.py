@@ -13,6 +13,14 @@ HEIGHT = 128
 WIDTH = 128
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 45, "WIDTH": 61}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 5, "IN_CHANNELS": 30, "OUT_CHANNELS": 100, "HEIGHT": 33, "WIDTH": 19},
+     "about": "channel counts that are not multiples of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 5), "HEIGHT": (3, 25), "WIDTH": (3, 25)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,14 @@ WIDTH = 256
 DIVISOR = 2.0
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 97, "WIDTH": 131}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "IN_CHANNELS": 19, "OUT_CHANNELS": 45, "HEIGHT": 41, "WIDTH": 70},
+     "about": "channel counts that are not multiples of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 5), "HEIGHT": (5, 60), "WIDTH": (5, 60)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -15,6 +15,14 @@ HEIGHT = 256
 WIDTH = 256
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 61, "WIDTH": 77}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "CHANNELS": 45, "HEIGHT": 41, "WIDTH": 70},
+     "about": "a channel count that is not a multiple of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (5, 45), "WIDTH": (5, 45)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,14 @@ PATCH = 16
 EMBED = 1024
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "IMAGE": 400}, "public": True,
+     "about": "a batch of one larger image (a token count that is not a multiple of 32)"},
+    {"name": "odd_patch", "set": {"BATCH": 4, "IMAGE": 200, "PATCH": 14, "EMBED": 1000},
+     "about": "another patch size, a token count and an embedding width that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 5), "IMAGE": (16, 250), "EMBED": (64, 1100)},
+     "about": "batch, image size and embedding width drawn at random"},
+]
 
 
 class Model(nn.Module):

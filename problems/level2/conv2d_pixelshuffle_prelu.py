@@ -12,6 +12,14 @@ WIDTH = 128
 UPSCALE = 2
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 67, "WIDTH": 75}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_upscale", "set": {"BATCH": 3, "CHANNELS": 20, "UPSCALE": 3, "HEIGHT": 33, "WIDTH": 45},
+     "about": "a channel count that is not a multiple of 32, another upscale factor, a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (5, 40), "WIDTH": (5, 40)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

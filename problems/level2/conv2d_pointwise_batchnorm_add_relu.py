@@ -12,6 +12,14 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["fusion", "conv", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 57, "WIDTH": 43}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "IN_CHANNELS": 100, "OUT_CHANNELS": 300, "HEIGHT": 28, "WIDTH": 17},
+     "about": "channel counts that are not multiples of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (3, 30), "WIDTH": (3, 30)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

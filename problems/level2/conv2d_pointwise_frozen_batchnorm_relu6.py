@@ -13,6 +13,14 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["fusion", "conv", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 113, "WIDTH": 97}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 5, "IN_CHANNELS": 20, "OUT_CHANNELS": 100, "HEIGHT": 27, "WIDTH": 35},
+     "about": "channel counts that are not multiples of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (3, 50), "WIDTH": (3, 50)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,14 @@ WIDTH = 64
 EPS = 1e-10
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 15, "WIDTH": 23}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 2, "CHANNELS": 200, "HEIGHT": 33, "WIDTH": 20},
+     "about": "a normalized channel count that is not a multiple of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CHANNELS": (16, 300), "HEIGHT": (3, 20), "WIDTH": (3, 20)},
+     "about": "batch, channel and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

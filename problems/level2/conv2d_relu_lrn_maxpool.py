@@ -12,6 +12,13 @@ OUT_CHANNELS = 256
 SIZE = 27
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "SIZE": 37}, "public": True, "about": "a batch of one larger image"},
+    {"name": "odd_channels", "set": {"BATCH": 8, "IN_CHANNELS": 48, "OUT_CHANNELS": 100, "SIZE": 13},
+     "about": "channel counts that are not multiples of 32 and a smaller image"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "OUT_CHANNELS": (16, 200), "SIZE": (5, 27)},
+     "about": "batch, channel count and image size drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,14 @@ SCALE = 2.0
 CLAMP = 2.0
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 67, "WIDTH": 99}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "IN_CHANNELS": 21, "OUT_CHANNELS": 60, "HEIGHT": 37, "WIDTH": 50},
+     "about": "channel counts that are not multiples of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (5, 45), "WIDTH": (5, 45)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

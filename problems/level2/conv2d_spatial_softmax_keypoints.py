@@ -12,6 +12,14 @@ HEIGHT = 128
 WIDTH = 128
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 61, "WIDTH": 83}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "tall", "set": {"BATCH": 3, "CHANNELS": 45, "HEIGHT": 100, "WIDTH": 37},
+     "about": "a channel count that is not a multiple of 32 and a tall image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "CHANNELS": (8, 128), "HEIGHT": (5, 40), "WIDTH": (5, 40)},
+     "about": "batch, channel and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

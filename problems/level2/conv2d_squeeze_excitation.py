@@ -13,6 +13,14 @@ WIDTH = 256
 REDUCTION = 16
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 61, "WIDTH": 77}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "CHANNELS": 100, "HEIGHT": 41, "WIDTH": 30},
+     "about": "a channel count that is not a multiple of 32 (nor of the reduction) and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (5, 45), "WIDTH": (5, 45)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,15 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_clip", "set": {"BATCH": 1, "FRAMES": 7, "HEIGHT": 23, "WIDTH": 17}, "public": True,
+     "about": "a batch of one clip whose frame count, height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 2, "IN_CHANNELS": 12, "OUT_CHANNELS": 40, "FRAMES": 5, "HEIGHT": 30,
+                                     "WIDTH": 41},
+     "about": "channel counts that are not multiples of 32 and a small non-cubic volume"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "FRAMES": (2, 8), "HEIGHT": (2, 14), "WIDTH": (2, 14)},
+     "about": "batch and volume sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

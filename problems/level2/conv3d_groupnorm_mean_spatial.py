@@ -14,6 +14,15 @@ WIDTH = 96
 GROUPS = 8
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "DEPTH": 13, "HEIGHT": 41, "WIDTH": 29}, "public": True,
+     "about": "a batch of one volume whose depth, height and width are not multiples of 32"},
+    {"name": "odd_groups", "set": {"BATCH": 3, "IN_CHANNELS": 10, "OUT_CHANNELS": 36, "GROUPS": 12, "DEPTH": 5,
+                                   "HEIGHT": 27, "WIDTH": 33},
+     "about": "channel counts that are not multiples of 32, groups of an odd channel count, a small non-cubic volume"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "DEPTH": (2, 10), "HEIGHT": (3, 20), "WIDTH": (3, 20)},
+     "about": "batch and volume sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

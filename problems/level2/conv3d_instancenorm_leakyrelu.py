@@ -11,6 +11,13 @@ CHANNELS = 32
 SIZE = 128
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "SIZE": 29}, "public": True,
+     "about": "a batch of one volume whose side is not a multiple of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 2, "CHANNELS": 20, "SIZE": 21},
+     "about": "a channel count and a volume side that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "SIZE": (4, 24)}, "about": "batch and volume side drawn at random"},
+]
 
 
 class Model(nn.Module):

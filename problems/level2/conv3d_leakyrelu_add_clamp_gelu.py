@@ -14,6 +14,15 @@ HEIGHT = 112
 WIDTH = 112
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_clip", "set": {"BATCH": 1, "DEPTH": 9, "HEIGHT": 57, "WIDTH": 43}, "public": True,
+     "about": "a batch of one clip whose frame count, height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 2, "IN_CHANNELS": 5, "OUT_CHANNELS": 20, "DEPTH": 7, "HEIGHT": 30,
+                                     "WIDTH": 45},
+     "about": "channel counts that are not multiples of 32 and a small non-cubic volume"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "DEPTH": (2, 12), "HEIGHT": (3, 30), "WIDTH": (3, 30)},
+     "about": "batch and volume sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,15 @@ HEIGHT = 128
 WIDTH = 128
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_clip", "set": {"BATCH": 1, "DEPTH": 5, "HEIGHT": 61, "WIDTH": 47}, "public": True,
+     "about": "a batch of one clip whose frame count, height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "IN_CHANNELS": 7, "OUT_CHANNELS": 45, "DEPTH": 4, "HEIGHT": 30,
+                                     "WIDTH": 21},
+     "about": "channel counts that are not multiples of 32 and a small non-cubic volume"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "DEPTH": (3, 8), "HEIGHT": (3, 30), "WIDTH": (3, 30)},
+     "about": "batch and volume sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

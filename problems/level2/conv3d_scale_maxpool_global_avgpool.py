@@ -14,6 +14,15 @@ HEIGHT = 96
 WIDTH = 96
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_clip", "set": {"BATCH": 1, "DEPTH": 9, "HEIGHT": 45, "WIDTH": 33}, "public": True,
+     "about": "a batch of one clip whose frame count, height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "IN_CHANNELS": 10, "OUT_CHANNELS": 36, "DEPTH": 5, "HEIGHT": 27,
+                                     "WIDTH": 30},
+     "about": "channel counts that are not multiples of 32 and a small non-cubic volume"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "DEPTH": (2, 10), "HEIGHT": (2, 20), "WIDTH": (2, 20)},
+     "about": "batch and volume sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

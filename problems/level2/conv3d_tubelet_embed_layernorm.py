@@ -14,6 +14,14 @@ PATCH = 16
 EMBED = 768
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_clip", "set": {"BATCH": 1, "FRAMES": 7, "IMAGE": 200}, "public": True,
+     "about": "a batch of one shorter, smaller clip (sizes that are not multiples of the tubelet and patch)"},
+    {"name": "odd_patch", "set": {"BATCH": 2, "FRAMES": 4, "IMAGE": 112, "PATCH": 14, "EMBED": 1000},
+     "about": "another patch size and an embedding width that is not a multiple of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "FRAMES": (2, 8), "IMAGE": (16, 130), "EMBED": (64, 800)},
+     "about": "batch, clip size and embedding width drawn at random"},
+]
 
 
 class Model(nn.Module):

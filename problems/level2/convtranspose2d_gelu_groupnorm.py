@@ -14,6 +14,15 @@ WIDTH = 128
 GROUPS = 8
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 45, "WIDTH": 61}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_groups", "set": {"BATCH": 3, "IN_CHANNELS": 40, "OUT_CHANNELS": 30, "GROUPS": 10, "HEIGHT": 21,
+                                   "WIDTH": 30},
+     "about": "channel counts that are not multiples of 32, groups of an odd channel count, a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (2, 25), "WIDTH": (2, 25)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,14 @@ WIDTH = 256
 MULTIPLIER = 10.0
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "tall", "set": {"BATCH": 6, "HEIGHT": 61, "WIDTH": 15}, "public": True,
+     "about": "a small batch of tall images whose sides are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 13, "IN_CHANNELS": 40, "OUT_CHANNELS": 50, "HEIGHT": 33, "WIDTH": 41},
+     "about": "a ragged batch, channel counts that are not multiples of 32, a small image"},
+    {"name": "drawn", "set": {"BATCH": (4, 12), "HEIGHT": (3, 25), "WIDTH": (3, 25)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,14 @@ HEIGHT = 128
 WIDTH = 128
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "HEIGHT": 67, "WIDTH": 99}, "public": True,
+     "about": "a batch of one image whose height and width are not multiples of 32"},
+    {"name": "odd_channels", "set": {"BATCH": 3, "IN_CHANNELS": 40, "OUT_CHANNELS": 20, "HEIGHT": 21, "WIDTH": 30},
+     "about": "channel counts that are not multiples of 32 and a small non-square image"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "HEIGHT": (3, 50), "WIDTH": (3, 50)},
+     "about": "batch and image sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,15 @@ HEIGHT = 64
 WIDTH = 64
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "IN_CHANNELS": 64, "OUT_CHANNELS": 64, "HEIGHT": 32, "WIDTH": 32},
+     "public": True, "about": "a batch of one image"},
+    {"name": "unaligned", "set": {"BATCH": 3, "IN_CHANNELS": 100, "OUT_CHANNELS": 50, "HEIGHT": 37, "WIDTH": 29},
+     "about": "channel counts and a non-square spatial size that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (2, 4), "IN_CHANNELS": (16, 96), "OUT_CHANNELS": (24, 80), "HEIGHT": (12, 40),
+                              "WIDTH": (12, 40)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

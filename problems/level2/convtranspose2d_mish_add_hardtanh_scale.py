@@ -15,6 +15,17 @@ ADD = 0.5
 SCALE = 2.0
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1, "IN_CHANNELS": 64, "OUT_CHANNELS": 32, "HEIGHT": 64, "WIDTH": 64},
+     "public": True, "about": "a batch of one image"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 100, "OUT_CHANNELS": 37, "HEIGHT": 45, "WIDTH": 61},
+     "about": "channel counts and a non-square spatial size that are not multiples of 32"},
+    {"name": "wide", "set": {"BATCH": 2, "IN_CHANNELS": 48, "OUT_CHANNELS": 24, "HEIGHT": 7, "WIDTH": 250},
+     "about": "short, very wide images"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "IN_CHANNELS": (16, 96), "OUT_CHANNELS": (16, 64), "HEIGHT": (16, 64),
+                              "WIDTH": (16, 64)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,17 @@ HEIGHT = 64
 WIDTH = 64
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "IN_CHANNELS": 32, "OUT_CHANNELS": 16, "DEPTH": 8, "HEIGHT": 32,
+                                   "WIDTH": 32},
+     "public": True, "about": "a batch of one small volume"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 20, "OUT_CHANNELS": 12, "DEPTH": 5, "HEIGHT": 17,
+                                  "WIDTH": 23},
+     "about": "channel counts and depth, height and width that are not multiples of 32, all different"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "IN_CHANNELS": (8, 32), "OUT_CHANNELS": (8, 40), "DEPTH": (3, 8),
+                              "HEIGHT": (8, 24), "WIDTH": (8, 24)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,16 @@ WIDTH = 48
 GROUPS = 8
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "IN_CHANNELS": 32, "DEPTH": 8, "HEIGHT": 24, "WIDTH": 24},
+     "public": True, "about": "a batch of one small volume"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 20, "OUT_CHANNELS": 42, "GROUPS": 6, "DEPTH": 5,
+                                  "HEIGHT": 17, "WIDTH": 23},
+     "about": "channel counts, a group size and depth, height and width that are not powers of two, all different"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "IN_CHANNELS": (8, 48), "OUT_CHANNELS": 32, "DEPTH": (3, 8),
+                              "HEIGHT": (8, 24), "WIDTH": (8, 24)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,16 @@ HEIGHT = 64
 WIDTH = 64
 
 TAGS = ["fusion", "conv", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_volume", "set": {"BATCH": 1, "DEPTH": 8, "HEIGHT": 24, "WIDTH": 24},
+     "public": True, "about": "a batch of one small volume"},
+    {"name": "unaligned", "set": {"BATCH": 2, "IN_CHANNELS": 20, "OUT_CHANNELS": 45, "DEPTH": 5, "HEIGHT": 17,
+                                  "WIDTH": 23},
+     "about": "channel counts and depth, height and width that are not multiples of 32, all different"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "IN_CHANNELS": (8, 32), "OUT_CHANNELS": (8, 72), "DEPTH": (3, 8),
+                              "HEIGHT": (6, 24), "WIDTH": (6, 24)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,15 @@ SCALE = 64.0
 MARGIN = 0.35
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"BATCH": 7}, "public": True, "about": "a batch of a handful of rows"},
+    {"name": "unaligned", "set": {"BATCH": 999, "EMBED_DIM": 300, "NUM_CLASSES": 1001},
+     "about": "a row count, embedding size and class count that are not multiples of 32"},
+    {"name": "many_classes", "set": {"BATCH": 64, "EMBED_DIM": 257, "NUM_CLASSES": 12289},
+     "about": "few rows and many classes, not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (5, 500), "EMBED_DIM": (64, 700), "NUM_CLASSES": (100, 3000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

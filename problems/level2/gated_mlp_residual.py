@@ -12,6 +12,13 @@ HIDDEN = 2048
 INTERMEDIATE = 5632
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_token", "set": {"TOKENS": 1}, "public": True, "about": "a single token"},
+    {"name": "unaligned", "set": {"TOKENS": 129, "HIDDEN": 1000, "INTERMEDIATE": 2731},
+     "about": "a token count, hidden size and intermediate size that are not multiples of 32"},
+    {"name": "drawn", "set": {"TOKENS": (1, 300), "HIDDEN": (100, 1500), "INTERMEDIATE": (100, 3000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

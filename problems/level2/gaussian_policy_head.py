@@ -13,6 +13,15 @@ LOG_STD_MIN = -5.0
 LOG_STD_MAX = 2.0
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1}, "public": True, "about": "a batch of one row"},
+    {"name": "unaligned", "set": {"BATCH": 999, "IN_FEATURES": 1000, "ACTION_DIM": 501},
+     "about": "a row count and feature sizes that are not multiples of 32"},
+    {"name": "tall", "set": {"BATCH": 4099, "IN_FEATURES": 257, "ACTION_DIM": 67},
+     "about": "many rows with few input features and actions, none a multiple of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 700), "IN_FEATURES": (64, 1500), "ACTION_DIM": (32, 700)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

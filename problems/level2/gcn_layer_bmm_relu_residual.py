@@ -10,6 +10,14 @@ NUM_NODES = 2048
 FEATURES = 1024
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_graph", "set": {"BATCH": 1, "NUM_NODES": 1024, "FEATURES": 512},
+     "public": True, "about": "a batch of one graph"},
+    {"name": "unaligned", "set": {"BATCH": 3, "NUM_NODES": 999, "FEATURES": 257},
+     "about": "node and feature counts that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "NUM_NODES": (100, 1200), "FEATURES": (32, 600)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

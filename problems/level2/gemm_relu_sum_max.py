@@ -11,6 +11,14 @@ IN_FEATURES = 4096
 OUT_FEATURES = 4096
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_token", "set": {"SEQ_LEN": 1}, "public": True, "about": "sequences of a single token"},
+    {"name": "unaligned", "set": {"BATCH": 21, "SEQ_LEN": 77, "IN_FEATURES": 600, "OUT_FEATURES": 1001},
+     "about": "batch, sequence and feature sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (8, 40), "SEQ_LEN": (1, 150), "IN_FEATURES": (64, 800),
+                              "OUT_FEATURES": (64, 1200)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -10,6 +10,15 @@ IN_FEATURES = 2048
 OUT_FEATURES = 4096
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"BATCH": 7}, "public": True, "about": "a batch of a handful of rows"},
+    {"name": "unaligned", "set": {"BATCH": 999, "IN_FEATURES": 1000, "OUT_FEATURES": 1003},
+     "about": "a row count and feature sizes that are not multiples of 32"},
+    {"name": "tall", "set": {"BATCH": 6001, "IN_FEATURES": 129, "OUT_FEATURES": 257},
+     "about": "many rows with few input and output features, none a multiple of 32"},
+    {"name": "drawn", "set": {"BATCH": (3, 2000), "IN_FEATURES": (64, 1000), "OUT_FEATURES": (64, 1200)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -11,6 +11,14 @@ NUM_CAPSULES = 256
 CAPSULE_DIM = 16
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1}, "public": True, "about": "a batch of one row"},
+    {"name": "unaligned", "set": {"BATCH": 999, "IN_FEATURES": 1000, "NUM_CAPSULES": 77, "CAPSULE_DIM": 13},
+     "about": "a row count, feature size, capsule count and capsule size that are not powers of two"},
+    {"name": "drawn", "set": {"BATCH": (1, 700), "IN_FEATURES": (64, 1500), "NUM_CAPSULES": (8, 200),
+                              "CAPSULE_DIM": (2, 40)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

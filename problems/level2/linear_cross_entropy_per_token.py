@@ -12,6 +12,13 @@ VOCAB = 16384
 LABEL_SMOOTHING = 0.1
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "few_tokens", "set": {"TOKENS": 7}, "public": True, "about": "a handful of tokens"},
+    {"name": "unaligned", "set": {"TOKENS": 257, "HIDDEN": 1000, "VOCAB": 5003},
+     "about": "a token count, hidden size and vocabulary size that are not multiples of 32"},
+    {"name": "drawn", "set": {"TOKENS": (2, 400), "HIDDEN": (64, 1000), "VOCAB": (100, 5000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

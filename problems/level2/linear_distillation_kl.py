@@ -12,6 +12,13 @@ NUM_CLASSES = 8192
 TEMPERATURE = 2.0
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"BATCH": 7}, "public": True, "about": "a batch of a handful of rows"},
+    {"name": "unaligned", "set": {"BATCH": 257, "IN_FEATURES": 1000, "NUM_CLASSES": 3001},
+     "about": "a row count, feature size and class count that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (2, 400), "IN_FEATURES": (64, 1000), "NUM_CLASSES": (100, 5000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,14 @@ IN_FEATURES = 2048
 HIDDEN = 8192
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1, "TOKENS": 256, "HIDDEN": 2048},
+     "public": True, "about": "a batch of one sample"},
+    {"name": "unaligned", "set": {"BATCH": 3, "TOKENS": 257, "IN_FEATURES": 1000, "HIDDEN": 1001},
+     "about": "token and feature counts that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "TOKENS": (1, 400), "IN_FEATURES": (64, 800), "HIDDEN": (64, 1500)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

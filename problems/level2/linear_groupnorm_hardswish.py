@@ -12,6 +12,13 @@ OUT_FEATURES = 8192
 NUM_GROUPS = 32
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1}, "public": True, "about": "a batch of one row"},
+    {"name": "unaligned", "set": {"BATCH": 999, "IN_FEATURES": 1000, "OUT_FEATURES": 1001, "NUM_GROUPS": 7},
+     "about": "a row count, feature sizes and a group size that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 700), "IN_FEATURES": (64, 1500), "OUT_FEATURES": 960},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,14 @@ IN_FEATURES = 4096
 HIDDEN = 4096
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1, "TOKENS": 128},
+     "public": True, "about": "a batch of one short sequence"},
+    {"name": "unaligned", "set": {"BATCH": 3, "TOKENS": 257, "IN_FEATURES": 1000, "HIDDEN": 1001},
+     "about": "token and feature counts that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 6), "TOKENS": (1, 300), "IN_FEATURES": (64, 1000), "HIDDEN": (64, 1500)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

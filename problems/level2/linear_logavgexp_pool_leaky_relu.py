@@ -14,6 +14,14 @@ IN_FEATURES = 4096
 OUT_FEATURES = 4096
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1}, "public": True, "about": "a batch of one sequence"},
+    {"name": "unaligned", "set": {"BATCH": 3, "SEQ_LEN": 999, "IN_FEATURES": 500, "OUT_FEATURES": 1001},
+     "about": "long sequences, and sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "SEQ_LEN": (1, 700), "IN_FEATURES": (64, 800),
+                              "OUT_FEATURES": (64, 1200)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

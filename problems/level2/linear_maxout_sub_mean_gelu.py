@@ -12,6 +12,13 @@ OUT_FEATURES = 8192
 POOL = 4
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1}, "public": True, "about": "a batch of one row"},
+    {"name": "unaligned", "set": {"BATCH": 999, "IN_FEATURES": 1000, "OUT_FEATURES": 3003, "POOL": 3},
+     "about": "a row count and feature sizes that are not multiples of 32, and another pool size"},
+    {"name": "drawn", "set": {"BATCH": (1, 700), "IN_FEATURES": (64, 1500), "OUT_FEATURES": 2000},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -10,6 +10,13 @@ IN_FEATURES = 8192
 NUM_OUTPUTS = 4096
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"BATCH": 7}, "public": True, "about": "a batch of a handful of rows"},
+    {"name": "unaligned", "set": {"BATCH": 999, "IN_FEATURES": 1000, "NUM_OUTPUTS": 1001},
+     "about": "a row count and feature sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (2, 700), "IN_FEATURES": (64, 1500), "NUM_OUTPUTS": (64, 1500)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

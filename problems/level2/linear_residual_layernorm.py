@@ -9,6 +9,13 @@ TOKENS = 32768
 HIDDEN = 2048
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_token", "set": {"TOKENS": 1}, "public": True, "about": "a single token"},
+    {"name": "unaligned", "set": {"TOKENS": 999, "HIDDEN": 1001},
+     "about": "a token count and hidden size that are not multiples of 32"},
+    {"name": "tall", "set": {"TOKENS": 8191, "HIDDEN": 129}, "about": "many tokens with a small hidden size"},
+    {"name": "drawn", "set": {"TOKENS": (1, 1500), "HIDDEN": (64, 1500)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

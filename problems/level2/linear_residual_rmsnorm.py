@@ -11,6 +11,15 @@ HIDDEN = 4096
 EPS = 1e-6
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"TOKENS": 1}, "public": True, "about": "a batch of one row"},
+    {"name": "unaligned", "set": {"TOKENS": 999, "IN_FEATURES": 1000, "HIDDEN": 1003},
+     "about": "a row count and feature sizes that are not multiples of 32"},
+    {"name": "tall", "set": {"TOKENS": 4099, "IN_FEATURES": 257, "HIDDEN": 129},
+     "about": "many rows with few input and output features, none a multiple of 32"},
+    {"name": "drawn", "set": {"TOKENS": (1, 700), "IN_FEATURES": (64, 1500), "HIDDEN": (64, 1500)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,14 @@ NUM_HEADS = 32
 ROPE_THETA = 10000.0
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_sequence", "set": {"BATCH": 1, "SEQ_LEN": 128},
+     "public": True, "about": "a batch of one short sequence"},
+    {"name": "unaligned", "set": {"BATCH": 2, "SEQ_LEN": 999, "HIDDEN": 1000, "NUM_HEADS": 10},
+     "about": "a sequence length, hidden size and head size that are not powers of two"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "SEQ_LEN": (1, 600), "HIDDEN": 768, "NUM_HEADS": 6},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

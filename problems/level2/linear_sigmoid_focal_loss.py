@@ -13,6 +13,13 @@ ALPHA = 0.25
 GAMMA = 2.0
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"BATCH": 7}, "public": True, "about": "a batch of a handful of rows"},
+    {"name": "unaligned", "set": {"BATCH": 999, "IN_FEATURES": 1000, "NUM_CLASSES": 1001},
+     "about": "a row count, feature size and class count that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (2, 700), "IN_FEATURES": (64, 1500), "NUM_CLASSES": (64, 1500)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

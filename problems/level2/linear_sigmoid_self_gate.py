@@ -9,6 +9,13 @@ BATCH = 8192
 FEATURES = 4096
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1}, "public": True, "about": "a batch of one row"},
+    {"name": "unaligned", "set": {"BATCH": 999, "FEATURES": 1001},
+     "about": "a row count and feature size that are not multiples of 32"},
+    {"name": "tall", "set": {"BATCH": 8191, "FEATURES": 129}, "about": "many rows of few features"},
+    {"name": "drawn", "set": {"BATCH": (1, 700), "FEATURES": (64, 1500)}, "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

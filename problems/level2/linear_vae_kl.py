@@ -10,6 +10,15 @@ IN_FEATURES = 4096
 LATENT = 2048
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "few_rows", "set": {"BATCH": 7}, "public": True, "about": "a batch of a handful of rows"},
+    {"name": "unaligned", "set": {"BATCH": 999, "IN_FEATURES": 1000, "LATENT": 501},
+     "about": "a row count and feature sizes that are not multiples of 32"},
+    {"name": "tall", "set": {"BATCH": 4099, "IN_FEATURES": 257, "LATENT": 67},
+     "about": "many rows with few input features and latents, none a multiple of 32"},
+    {"name": "drawn", "set": {"BATCH": (5, 700), "IN_FEATURES": (64, 1500), "LATENT": (32, 700)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

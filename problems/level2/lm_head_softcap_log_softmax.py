@@ -11,6 +11,13 @@ VOCAB = 16384
 SOFTCAP = 30.0
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_token", "set": {"TOKENS": 1}, "public": True, "about": "a single token"},
+    {"name": "unaligned", "set": {"TOKENS": 257, "HIDDEN": 1000, "VOCAB": 5003},
+     "about": "a token count, hidden size and vocabulary size that are not multiples of 32"},
+    {"name": "drawn", "set": {"TOKENS": (1, 400), "HIDDEN": (64, 1000), "VOCAB": (100, 5000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -11,6 +11,15 @@ INPUT_SIZE = 2048
 HIDDEN_SIZE = 2048
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1}, "public": True, "about": "a batch of one row"},
+    {"name": "unaligned", "set": {"BATCH": 257, "INPUT_SIZE": 1000, "HIDDEN_SIZE": 999},
+     "about": "a row count, input size and hidden size that are not multiples of 32"},
+    {"name": "narrow_input", "set": {"BATCH": 300, "INPUT_SIZE": 67, "HIDDEN_SIZE": 1500},
+     "about": "an input much narrower than the hidden state"},
+    {"name": "drawn", "set": {"BATCH": (1, 500), "INPUT_SIZE": (50, 1000), "HIDDEN_SIZE": (50, 1000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

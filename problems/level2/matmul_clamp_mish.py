@@ -14,6 +14,14 @@ CLAMP_MIN = -1.0
 CLAMP_MAX = 1.0
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1, "SEQ_LEN": 1}, "public": True, "about": "a single row"},
+    {"name": "unaligned", "set": {"BATCH": 3, "SEQ_LEN": 333, "IN_FEATURES": 1000, "OUT_FEATURES": 1001},
+     "about": "a row count and feature sizes that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 4), "SEQ_LEN": (1, 300), "IN_FEATURES": (64, 1500),
+                              "OUT_FEATURES": (64, 1500)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

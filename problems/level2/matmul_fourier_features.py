@@ -13,6 +13,13 @@ NUM_FREQS = 8192
 SIGMA = 0.015
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_point", "set": {"NUM_POINTS": 1}, "public": True, "about": "a single point"},
+    {"name": "unaligned", "set": {"NUM_POINTS": 999, "IN_DIM": 257, "NUM_FREQS": 1001},
+     "about": "point, input and frequency counts that are not multiples of 32"},
+    {"name": "drawn", "set": {"NUM_POINTS": (1, 700), "IN_DIM": (16, 1024), "NUM_FREQS": (64, 2000)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -14,6 +14,13 @@ HEAD_DIM = 64
 
 TAGS = ["fusion", "matmul", "memory-bound"]
 ATOL = 1e-6  # probabilities average ~1/4096 = 2.4e-4; the default atol (1e-4) would accept almost any output
+WORKLOADS = [
+    {"name": "short", "set": {"SEQ_LEN": 512}, "public": True, "about": "shorter sequences"},
+    {"name": "unaligned", "set": {"BATCH": 3, "NUM_HEADS": 5, "SEQ_LEN": 999, "HEAD_DIM": 40},
+     "about": "a sequence length, head count and head size that are not powers of two"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "NUM_HEADS": (1, 8), "SEQ_LEN": (100, 1200), "HEAD_DIM": (16, 128)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

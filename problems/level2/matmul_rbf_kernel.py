@@ -12,6 +12,13 @@ NUM_Y = 8192
 DIM = 2048
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_point", "set": {"NUM_X": 1}, "public": True, "about": "a single point on one side"},
+    {"name": "unaligned", "set": {"NUM_X": 999, "NUM_Y": 1001, "DIM": 257},
+     "about": "point counts and a dimension that are not multiples of 32, the two sides different"},
+    {"name": "drawn", "set": {"NUM_X": (2, 700), "NUM_Y": (50, 1200), "DIM": (16, 1500)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -11,6 +11,13 @@ NUM_EXPERTS = 256
 TOP_K = 8
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_token", "set": {"TOKENS": 1}, "public": True, "about": "a single token"},
+    {"name": "unaligned", "set": {"TOKENS": 999, "HIDDEN": 1000, "NUM_EXPERTS": 100, "TOP_K": 6},
+     "about": "a token count, hidden size and expert count that are not multiples of 32, and another top-k"},
+    {"name": "drawn", "set": {"TOKENS": (1, 700), "HIDDEN": (64, 1500), "NUM_EXPERTS": (16, 300)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

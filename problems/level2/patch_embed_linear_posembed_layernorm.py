@@ -12,6 +12,13 @@ PATCH = 16
 EMBED_DIM = 1024
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_image", "set": {"BATCH": 1}, "public": True, "about": "a batch of one image"},
+    {"name": "unaligned", "set": {"BATCH": 3, "IMAGE": 77, "PATCH": 7, "EMBED_DIM": 1000},
+     "about": "an image and patch size and an embedding size that are not powers of two"},
+    {"name": "drawn", "set": {"BATCH": (1, 16), "CHANNELS": (1, 4), "IMAGE": 96, "EMBED_DIM": (64, 1500)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,13 @@ NUM_HEADS = 24
 EPS = 1e-6
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_token", "set": {"BATCH": 1, "SEQ_LEN": 1}, "public": True, "about": "a single token"},
+    {"name": "unaligned", "set": {"BATCH": 3, "SEQ_LEN": 157, "HIDDEN": 1000, "NUM_HEADS": 10},
+     "about": "a sequence length, hidden size and head size that are not powers of two"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "SEQ_LEN": (1, 500), "HIDDEN": 768, "NUM_HEADS": 12},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,13 @@ CHANNELS = 1024
 TOKEN_HIDDEN = 1024
 
 TAGS = ["fusion", "matmul", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_sample", "set": {"BATCH": 1}, "public": True, "about": "a batch of one sample"},
+    {"name": "unaligned", "set": {"BATCH": 3, "TOKENS": 197, "CHANNELS": 333, "TOKEN_HIDDEN": 771},
+     "about": "token, channel and hidden counts that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 8), "TOKENS": (16, 400), "CHANNELS": (16, 600), "TOKEN_HIDDEN": (16, 1200)},
+     "about": "sizes drawn at random"},
+]
 
 
 class Model(nn.Module):

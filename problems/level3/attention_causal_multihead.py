@@ -14,6 +14,14 @@ D_MODEL = 1024
 HEADS = 16
 
 TAGS = ["architecture", "attention", "compute-bound"]
+WORKLOADS = [
+    {"name": "single_unaligned", "set": {"BATCH": 1, "SEQ": 450},
+     "about": "a single sequence whose length is not a multiple of 32"},
+    {"name": "other_heads", "set": {"BATCH": 2, "SEQ": 333, "D_MODEL": 768, "HEADS": 8},
+     "about": "a narrower model with fewer, larger heads (head size not a power of two) and a ragged length"},
+    {"name": "drawn", "set": {"BATCH": (1, 2), "SEQ": (100, 600), "D_MODEL": 512, "HEADS": 8},
+     "about": "a narrower model; batch and sequence length drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -15,6 +15,14 @@ D_MODEL = 1024
 HEADS = 16
 
 TAGS = ["architecture", "attention", "compute-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 1, "TGT_LEN": 200, "SRC_LEN": 700},
+     "about": "query and memory lengths that are not multiples of 32"},
+    {"name": "few_queries", "set": {"BATCH": 1, "TGT_LEN": 5, "SRC_LEN": 1500, "D_MODEL": 768, "HEADS": 8},
+     "about": "a handful of queries over a long memory, in a narrower model with larger heads"},
+    {"name": "drawn", "set": {"BATCH": 1, "TGT_LEN": (50, 400), "SRC_LEN": (100, 1000), "D_MODEL": 512, "HEADS": 8},
+     "about": "a narrower model; query and memory lengths drawn at random"},
+]
 
 
 class Model(nn.Module):

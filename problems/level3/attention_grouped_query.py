@@ -15,6 +15,14 @@ HEADS = 32
 KV_HEADS = 8
 
 TAGS = ["architecture", "attention", "compute-bound"]
+WORKLOADS = [
+    {"name": "single_unaligned", "set": {"BATCH": 1, "SEQ": 600, "D_MODEL": 1024, "HEADS": 16, "KV_HEADS": 4},
+     "about": "a single sequence whose length is not a multiple of 32, in a narrower model"},
+    {"name": "other_groups", "set": {"BATCH": 2, "SEQ": 333, "D_MODEL": 960, "HEADS": 12, "KV_HEADS": 6},
+     "about": "a different ratio of query to key/value heads, a head size that is not a power of two"},
+    {"name": "drawn", "set": {"BATCH": 1, "SEQ": (200, 600), "D_MODEL": 1024, "HEADS": 16, "KV_HEADS": 4},
+     "about": "sequence length drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,14 @@ SEQ = 8192
 HEAD_DIM = 64
 
 TAGS = ["architecture", "attention", "compute-bound"]
+WORKLOADS = [
+    {"name": "single_unaligned", "set": {"BATCH": 1, "SEQ": 900},
+     "about": "a single sequence whose length is not a multiple of 32"},
+    {"name": "large_heads", "set": {"BATCH": 1, "HEADS": 8, "SEQ": 777, "HEAD_DIM": 128},
+     "about": "a larger head size and a ragged sequence length"},
+    {"name": "drawn", "set": {"BATCH": (1, 2), "HEADS": 4, "SEQ": (300, 1400)},
+     "about": "batch and sequence length drawn at random"},
+]
 
 
 class Model(nn.Module):

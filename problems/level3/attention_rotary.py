@@ -17,6 +17,14 @@ MAX_OFFSET = 2048
 ROPE_BASE = 10000.0
 
 TAGS = ["architecture", "attention", "compute-bound"]
+WORKLOADS = [
+    {"name": "single_unaligned", "set": {"BATCH": 1, "SEQ": 450},
+     "about": "a single sequence whose length is not a multiple of 32"},
+    {"name": "other_heads", "set": {"BATCH": 2, "SEQ": 333, "D_MODEL": 768, "HEADS": 8},
+     "about": "a narrower model with fewer, larger heads (head size not a power of two) and a ragged length"},
+    {"name": "drawn", "set": {"BATCH": (1, 2), "SEQ": (100, 600), "D_MODEL": 512, "HEADS": 8},
+     "about": "a narrower model; batch and sequence length drawn at random"},
+]
 
 
 def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:

@@ -18,6 +18,14 @@ TAGS = ["architecture", "attention", "compute-bound"]
 
 # Minimal work: the four D x D projections plus QK^T and PV over the band of WINDOW keys per query.
 FLOPS = 4 * 2 * BATCH * SEQ * D_MODEL * D_MODEL + 2 * 2 * BATCH * SEQ * WINDOW * D_MODEL
+WORKLOADS = [
+    {"name": "single_unaligned", "set": {"BATCH": 1, "SEQ": 777, "D_MODEL": 512, "HEADS": 8},
+     "about": "a single sequence whose length is not a multiple of 32 or of the window, a narrower model"},
+    {"name": "narrow_window", "set": {"BATCH": 1, "SEQ": 600, "WINDOW": 100, "D_MODEL": 768, "HEADS": 8},
+     "about": "a short window that is not a multiple of 32, a narrower model with fewer, larger heads"},
+    {"name": "drawn", "set": {"BATCH": 1, "SEQ": (300, 900), "WINDOW": (50, 250), "D_MODEL": 512, "HEADS": 8},
+     "about": "a narrower model; sequence length and window drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,14 @@ CHANNELS = 512
 KERNEL = 31
 
 TAGS = ["architecture", "conformer", "compute-bound"]
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 2, "TIME": 1000},
+     "about": "a small batch of sequences whose length is not a multiple of 128"},
+    {"name": "narrow", "set": {"BATCH": 3, "TIME": 333, "CHANNELS": 144, "KERNEL": 15},
+     "about": "fewer channels and a shorter depthwise kernel"},
+    {"name": "drawn", "set": {"BATCH": 1, "TIME": (100, 1500)},
+     "about": "one sequence whose length is drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -15,6 +15,13 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["architecture", "cnn", "compute-bound"]
+WORKLOADS = [
+    {"name": "odd_map", "set": {"BATCH": 2, "HEIGHT": 30, "WIDTH": 45},
+     "about": "a small batch of non-square feature maps whose sides are not multiples of 8"},
+    {"name": "other_growth", "set": {"BATCH": 3, "IN_CHANNELS": 40, "GROWTH": 12, "LAYERS": 4, "HEIGHT": 17,
+                                     "WIDTH": 17},
+     "about": "a different input width, growth rate and depth on an odd-sized map"},
+]
 
 
 class DenseLayer(nn.Module):

@@ -13,6 +13,12 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["architecture", "cnn", "memory-bound"]
+WORKLOADS = [
+    {"name": "odd_map", "set": {"BATCH": 2, "HEIGHT": 57, "WIDTH": 31},
+     "about": "a small batch of non-square maps with odd sides (pooling drops the last row and column)"},
+    {"name": "other_channels", "set": {"BATCH": 4, "IN_CHANNELS": 200, "OUT_CHANNELS": 100, "HEIGHT": 14, "WIDTH": 14},
+     "about": "channel counts that are not multiples of 32 on a small map"},
+]
 
 
 class Model(nn.Module):

@@ -16,6 +16,12 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["architecture", "cnn", "memory-bound"]
+WORKLOADS = [
+    {"name": "odd_map", "set": {"BATCH": 2, "HEIGHT": 30, "WIDTH": 45},
+     "about": "a small batch of non-square feature maps whose sides are not multiples of 8"},
+    {"name": "other_block", "set": {"BATCH": 3, "CHANNELS": 24, "KERNEL": 3, "HEIGHT": 28, "WIDTH": 28},
+     "about": "fewer channels and a smaller depthwise kernel"},
+]
 
 
 class SqueezeExcite(nn.Module):

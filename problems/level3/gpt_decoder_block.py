@@ -14,6 +14,12 @@ D_MODEL = 1024
 HEADS = 16
 
 TAGS = ["architecture", "transformer", "compute-bound"]
+WORKLOADS = [
+    {"name": "single_unaligned", "set": {"BATCH": 1, "SEQ": 170},
+     "about": "a single short sequence whose length is not a multiple of 32"},
+    {"name": "narrow", "set": {"BATCH": 2, "SEQ": 300, "D_MODEL": 512, "HEADS": 8},
+     "about": "a narrower model on short sequences of ragged length"},
+]
 
 
 class Model(nn.Module):

@@ -16,6 +16,11 @@ HEADS = 12
 LAYERS = 4
 
 TAGS = ["architecture", "transformer", "compute-bound"]
+WORKLOADS = [
+    {"name": "ragged", "set": {"BATCH": 1, "SEQ": 333, "VOCAB": 5001, "D_MODEL": 384, "HEADS": 6, "LAYERS": 2},
+     "about": "a narrower, shallower model; a ragged sequence length and a vocabulary size not a multiple of 128"},
+    {"name": "short", "set": {"BATCH": 1, "SEQ": 50}, "about": "a single short sequence"},
+]
 
 
 class Block(nn.Module):

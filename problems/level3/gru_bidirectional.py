@@ -15,6 +15,11 @@ NUM_LAYERS = 2
 TAGS = ["architecture", "rnn", "compute-bound"]
 # the FLOP counter does not see nn.GRU: sum over layers and directions of 2 * B * T * (in + H) * 3H
 FLOPS = 231928233984
+WORKLOADS = [
+    {"name": "one_sequence", "set": {"BATCH": 1, "SEQ_LEN": 60}, "about": "a batch of one sequence"},
+    {"name": "ragged", "set": {"BATCH": 5, "SEQ_LEN": 50, "INPUT_SIZE": 100, "HIDDEN_SIZE": 300},
+     "about": "a ragged batch with input and hidden sizes that are not multiples of 32"},
+]
 
 
 class Model(nn.Module):

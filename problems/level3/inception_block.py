@@ -15,6 +15,12 @@ WIDTH = 28
 BRANCH_CHANNELS = [64, 96, 128, 16, 32, 32]
 
 TAGS = ["architecture", "cnn", "compute-bound"]
+WORKLOADS = [
+    {"name": "odd_map", "set": {"BATCH": 2, "HEIGHT": 17, "WIDTH": 23},
+     "about": "a small batch of non-square maps with odd sides"},
+    {"name": "other_input", "set": {"BATCH": 4, "IN_CHANNELS": 100, "HEIGHT": 14, "WIDTH": 14},
+     "about": "an input channel count that is not a multiple of 32 on a small map"},
+]
 
 
 def conv_bn_relu(cin: int, cout: int, kernel: int) -> nn.Sequential:

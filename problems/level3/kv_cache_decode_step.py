@@ -16,6 +16,14 @@ HEADS = 32
 TAGS = ["architecture", "attention", "memory-bound"]
 
 ATOL = 1e-5  # each output averages ~8k cached values: |out| is ~1e-2, so the default atol would hide 1% errors
+WORKLOADS = [
+    {"name": "unaligned_cache", "set": {"BATCH": 2, "CACHE_LEN": 1000, "D_MODEL": 2048, "HEADS": 16},
+     "about": "a cache length that is not a multiple of 128, a narrower model with fewer heads of the same size"},
+    {"name": "small_heads", "set": {"BATCH": 3, "CACHE_LEN": 1500, "D_MODEL": 1024, "HEADS": 16},
+     "about": "a narrower model with smaller heads and a ragged cache length"},
+    {"name": "drawn", "set": {"BATCH": (1, 3), "CACHE_LEN": (100, 2500), "D_MODEL": 2048, "HEADS": 16},
+     "about": "a narrower model; batch and cache length drawn at random"},
+]
 
 
 class Model(nn.Module):

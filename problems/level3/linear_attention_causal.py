@@ -17,6 +17,13 @@ EPS = 1e-6
 TAGS = ["architecture", "attention", "memory-bound"]
 
 ATOL = 1e-5  # outputs are positive-weighted averages over up to 4096 values, |out| is only ~1e-2
+WORKLOADS = [
+    {"name": "single_unaligned", "set": {"BATCH": 1, "SEQ": 250, "D_MODEL": 256, "HEADS": 4},
+     "about": "a single sequence whose length is not a multiple of 32, a narrower model with fewer heads"},
+    {"name": "other_heads", "set": {"BATCH": 1, "SEQ": 150, "D_MODEL": 384, "HEADS": 4},
+     "about": "a narrower model with fewer, larger heads (head size not a power of two)"},
+    {"name": "drawn", "set": {"BATCH": 1, "SEQ": (50, 200)}, "about": "sequence length drawn at random"},
+]
 
 
 class Model(nn.Module):

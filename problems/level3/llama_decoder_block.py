@@ -19,6 +19,13 @@ ROPE_BASE = 10000.0
 EPS = 1e-6
 
 TAGS = ["architecture", "transformer", "compute-bound"]
+WORKLOADS = [
+    {"name": "small_unaligned", "set": {"BATCH": 1, "SEQ": 600, "D_MODEL": 512, "HEADS": 8, "KV_HEADS": 2,
+                                        "D_FF": 1400},
+     "about": "a smaller model on one sequence; sequence length and MLP width not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": 1, "SEQ": (100, 350), "D_MODEL": 768, "HEADS": 12, "KV_HEADS": 4, "D_FF": 2048},
+     "about": "a different query/key-value head ratio, sequence length drawn at random"},
+]
 
 
 class RMSNorm(nn.Module):

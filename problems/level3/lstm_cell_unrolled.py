@@ -13,6 +13,11 @@ INPUT_SIZE = 256
 HIDDEN_SIZE = 512
 
 TAGS = ["architecture", "rnn", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_sequence", "set": {"BATCH": 1, "SEQ_LEN": 100}, "about": "a batch of one sequence"},
+    {"name": "ragged", "set": {"BATCH": 7, "SEQ_LEN": 40, "INPUT_SIZE": 100, "HIDDEN_SIZE": 300},
+     "about": "a ragged batch with input and hidden sizes that are not multiples of 32"},
+]
 
 
 class Model(nn.Module):

@@ -16,6 +16,12 @@ NUM_OUTPUTS = 128
 TAGS = ["architecture", "rnn", "compute-bound"]
 # the FLOP counter does not see nn.LSTM: sum over layers of 2 * B * T * (in + H) * 4H, plus the head's 2 * B * H * 128
 FLOPS = 223355076608
+WORKLOADS = [
+    {"name": "one_sequence", "set": {"BATCH": 1, "SEQ_LEN": 60}, "about": "a batch of one sequence"},
+    {"name": "ragged", "set": {"BATCH": 7, "SEQ_LEN": 50, "INPUT_SIZE": 100, "HIDDEN_SIZE": 300, "NUM_LAYERS": 3,
+                               "NUM_OUTPUTS": 10},
+     "about": "a ragged batch, sizes that are not multiples of 32, a deeper stack and few outputs"},
+]
 
 
 class Model(nn.Module):

@@ -16,6 +16,11 @@ NUM_LAYERS = 3
 TAGS = ["architecture", "rnn", "compute-bound"]
 # the FLOP counter does not see nn.LSTM: sum over layers of 2 * B * T * (in + H) * 4H (the gate matmuls)
 FLOPS = 188978561024
+WORKLOADS = [
+    {"name": "one_sequence", "set": {"BATCH": 1, "SEQ_LEN": 60}, "about": "a batch of one sequence"},
+    {"name": "ragged", "set": {"BATCH": 7, "SEQ_LEN": 50, "INPUT_SIZE": 100, "HIDDEN_SIZE": 300, "NUM_LAYERS": 2},
+     "about": "a ragged batch, sizes that are not multiples of 32 and fewer layers"},
+]
 
 
 class Model(nn.Module):

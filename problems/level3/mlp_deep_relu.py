@@ -13,6 +13,13 @@ DEPTH = 8
 OUT_FEATURES = 1024
 
 TAGS = ["architecture", "mlp", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1, "DEPTH": 3}, "about": "a batch of one row through a shallower stack"},
+    {"name": "unaligned", "set": {"BATCH": 100, "IN_FEATURES": 1000, "HIDDEN": 1500, "OUT_FEATURES": 250},
+     "about": "a batch and layer widths that are not multiples of 128"},
+    {"name": "drawn", "set": {"BATCH": (1, 100), "HIDDEN": 2048, "DEPTH": 4},
+     "about": "a shallower, narrower stack on a batch drawn at random"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,13 @@ HIDDEN = 4096
 BLOCKS = 4
 
 TAGS = ["architecture", "mlp", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_token", "set": {"TOKENS": 1}, "about": "a single token"},
+    {"name": "unaligned", "set": {"TOKENS": 100, "DIM": 768, "HIDDEN": 3000},
+     "about": "a token count and hidden width that are not multiples of 128, a narrower model"},
+    {"name": "drawn", "set": {"TOKENS": (1, 250), "DIM": 512, "HIDDEN": 2048},
+     "about": "a narrower model on a token count drawn at random"},
+]
 
 
 class ResidualBlock(nn.Module):

@@ -11,6 +11,13 @@ HIDDEN = 16384
 OUT_FEATURES = 1024
 
 TAGS = ["architecture", "mlp", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_row", "set": {"BATCH": 1}, "about": "a batch of one row"},
+    {"name": "unaligned", "set": {"BATCH": 100, "IN_FEATURES": 1000, "HIDDEN": 10000, "OUT_FEATURES": 999},
+     "about": "a batch and widths that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": (1, 120), "HIDDEN": (2000, 8000)},
+     "about": "batch and hidden width drawn at random"},
+]
 
 
 class Model(nn.Module):

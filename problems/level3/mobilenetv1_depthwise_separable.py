@@ -14,6 +14,11 @@ IMAGE = 112
 BLOCKS = [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1)]
 
 TAGS = ["architecture", "cnn", "memory-bound"]
+WORKLOADS = [
+    {"name": "odd_image", "set": {"BATCH": 2, "IMAGE": 57}, "about": "a small batch of images with an odd side"},
+    {"name": "other_input", "set": {"BATCH": 1, "IN_CHANNELS": 24, "IMAGE": 100},
+     "about": "a single image with fewer input channels and a side that is not a multiple of 8"},
+]
 
 
 class Model(nn.Module):

@@ -18,6 +18,12 @@ TOP_K = 2
 TAGS = ["architecture", "moe", "compute-bound"]
 # minimal work: 2 experts per token (2 * 2 * T * DIM * HIDDEN * 2) plus the router (2 * T * DIM * 8), T = 8192
 FLOPS = 137573171200
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 1, "SEQ_LEN": 200, "DIM": 512, "HIDDEN": 1000},
+     "about": "a token count and expert width that are not multiples of 128, a narrower model"},
+    {"name": "fewer_experts", "set": {"BATCH": 1, "SEQ_LEN": 60, "NUM_EXPERTS": 6},
+     "about": "few tokens and a different number of experts"},
+]
 
 
 class Expert(nn.Module):

@@ -20,6 +20,12 @@ TAGS = ["architecture", "moe", "compute-bound"]
 TOKENS = BATCH * SEQ
 # Minimal work: the router plus TOP_K SwiGLU experts (three D x D_FF matmuls) per token.
 FLOPS = 2 * TOKENS * D_MODEL * EXPERTS + TOP_K * 3 * 2 * TOKENS * D_MODEL * D_FF
+WORKLOADS = [
+    {"name": "unaligned", "set": {"BATCH": 1, "SEQ": 120, "D_MODEL": 512, "D_FF": 1400},
+     "about": "a narrower model whose expert width is not a multiple of 128, a small token count"},
+    {"name": "fewer_experts", "set": {"BATCH": 1, "SEQ": 50, "EXPERTS": 4},
+     "about": "few tokens and a different number of experts"},
+]
 
 
 class Model(nn.Module):

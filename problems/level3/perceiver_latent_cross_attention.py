@@ -17,6 +17,13 @@ D_MODEL = 1024
 HEADS = 8
 
 TAGS = ["architecture", "attention", "compute-bound"]
+WORKLOADS = [
+    {"name": "few_latents", "set": {"BATCH": 1, "INPUT_LEN": 1000, "NUM_LATENTS": 50},
+     "about": "one input of ragged length and a latent count that is not a multiple of 32"},
+    {"name": "narrow", "set": {"BATCH": 2, "INPUT_LEN": 777, "INPUT_DIM": 200, "NUM_LATENTS": 64, "D_MODEL": 768,
+                               "HEADS": 12},
+     "about": "a narrower model with smaller heads, input channels that are not a multiple of 32"},
+]
 
 
 class Attention(nn.Module):

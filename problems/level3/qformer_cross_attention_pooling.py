@@ -19,6 +19,12 @@ D_FF = 3072
 LAYERS = 2
 
 TAGS = ["architecture", "attention", "compute-bound"]
+WORKLOADS = [
+    {"name": "fewer_tokens", "set": {"BATCH": 1, "IMAGE_TOKENS": 257},
+     "about": "a single image from an encoder with a different number of image tokens"},
+    {"name": "other_queries", "set": {"BATCH": 2, "NUM_QUERIES": 20, "IMAGE_TOKENS": 200},
+     "about": "a query count and an image token count that are not multiples of 32"},
+]
 
 
 class Attention(nn.Module):

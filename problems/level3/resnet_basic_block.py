@@ -12,6 +12,12 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["architecture", "cnn", "compute-bound"]
+WORKLOADS = [
+    {"name": "odd_map", "set": {"BATCH": 2, "HEIGHT": 30, "WIDTH": 45},
+     "about": "a small batch of non-square feature maps whose sides are not multiples of 8"},
+    {"name": "other_channels", "set": {"BATCH": 4, "CHANNELS": 96, "HEIGHT": 15, "WIDTH": 15},
+     "about": "a different channel count on a small odd-sized map"},
+]
 
 
 class Model(nn.Module):

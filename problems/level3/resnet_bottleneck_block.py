@@ -13,6 +13,12 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["architecture", "cnn", "compute-bound"]
+WORKLOADS = [
+    {"name": "odd_map", "set": {"BATCH": 2, "HEIGHT": 30, "WIDTH": 45},
+     "about": "a small batch of non-square feature maps whose sides are not multiples of 8"},
+    {"name": "wide_small_map", "set": {"BATCH": 2, "CHANNELS": 512, "WIDTH_CHANNELS": 128, "HEIGHT": 14, "WIDTH": 14},
+     "about": "a wider block on a small map"},
+]
 
 
 class Model(nn.Module):

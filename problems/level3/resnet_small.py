@@ -14,6 +14,11 @@ IMAGE = 224
 NUM_CLASSES = 1000
 
 TAGS = ["architecture", "cnn", "compute-bound"]
+WORKLOADS = [
+    {"name": "small_image", "set": {"BATCH": 2, "IMAGE": 100}, "about": "a small batch of smaller images"},
+    {"name": "odd_image", "set": {"BATCH": 3, "IMAGE": 65, "NUM_CLASSES": 10},
+     "about": "images with an odd side and few classes"},
+]
 
 
 class BasicBlock(nn.Module):

@@ -13,6 +13,12 @@ WIDTH = 56
 GROUPS = 2
 
 TAGS = ["architecture", "cnn", "memory-bound"]
+WORKLOADS = [
+    {"name": "odd_map", "set": {"BATCH": 2, "HEIGHT": 30, "WIDTH": 45},
+     "about": "a small batch of non-square feature maps whose sides are not multiples of 8"},
+    {"name": "other_channels", "set": {"BATCH": 4, "CHANNELS": 116, "HEIGHT": 28, "WIDTH": 28},
+     "about": "a channel count whose half is not a multiple of 8"},
+]
 
 
 class Model(nn.Module):

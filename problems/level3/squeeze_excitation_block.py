@@ -13,6 +13,14 @@ HEIGHT = 56
 WIDTH = 56
 
 TAGS = ["architecture", "cnn", "memory-bound"]
+WORKLOADS = [
+    {"name": "odd_map", "set": {"BATCH": 3, "HEIGHT": 30, "WIDTH": 45},
+     "about": "a small batch of non-square feature maps whose sides are not multiples of 8"},
+    {"name": "other_channels", "set": {"BATCH": 5, "CHANNELS": 96, "REDUCTION": 4, "HEIGHT": 14, "WIDTH": 14},
+     "about": "fewer channels and a different reduction on a small map"},
+    {"name": "large_map", "set": {"BATCH": 2, "CHANNELS": 64, "HEIGHT": 113, "WIDTH": 97},
+     "about": "large odd-sized maps with few channels"},
+]
 
 
 class Model(nn.Module):

@@ -19,6 +19,12 @@ DT_RANK = 32
 CONV_KERNEL = 4
 
 TAGS = ["architecture", "ssm", "memory-bound"]
+WORKLOADS = [
+    {"name": "one_sequence", "set": {"BATCH": 1, "SEQ_LEN": 300}, "about": "a single sequence of ragged length"},
+    {"name": "narrow", "set": {"BATCH": 3, "SEQ_LEN": 100, "D_MODEL": 256, "D_INNER": 500, "D_STATE": 8,
+                               "DT_RANK": 16},
+     "about": "a narrower block with a smaller state and an inner width that is not a multiple of 32"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,13 @@ D_FF = 5632
 EPS = 1e-6
 
 TAGS = ["architecture", "mlp", "compute-bound"]
+WORKLOADS = [
+    {"name": "one_token", "set": {"BATCH": 1, "SEQ": 1}, "about": "a single token"},
+    {"name": "unaligned", "set": {"BATCH": 3, "SEQ": 67, "D_MODEL": 1000, "D_FF": 2700},
+     "about": "a token count, model width and MLP width that are not multiples of 32"},
+    {"name": "drawn", "set": {"BATCH": 1, "SEQ": (50, 250), "D_MODEL": 1024, "D_FF": 2816},
+     "about": "a narrower model on a token count drawn at random"},
+]
 
 
 class Model(nn.Module):

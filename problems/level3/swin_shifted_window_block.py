@@ -17,6 +17,13 @@ SHIFT = 3
 MLP_RATIO = 4
 
 TAGS = ["architecture", "attention", "compute-bound"]
+WORKLOADS = [
+    {"name": "small_map", "set": {"BATCH": 2, "RESOLUTION": 28}, "about": "a smaller feature map and batch"},
+    {"name": "other_width", "set": {"BATCH": 3, "RESOLUTION": 35, "DIM": 96, "HEADS": 3},
+     "about": "a narrower model with fewer heads on an odd-sized feature map"},
+    {"name": "other_window", "set": {"BATCH": 2, "RESOLUTION": 32, "WINDOW": 8, "SHIFT": 4},
+     "about": "a different window size and shift"},
+]
 
 
 def window_partition(x: torch.Tensor, w: int) -> torch.Tensor:

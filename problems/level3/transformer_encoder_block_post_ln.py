@@ -15,6 +15,12 @@ HEADS = 16
 D_FF = 4096
 
 TAGS = ["architecture", "transformer", "compute-bound"]
+WORKLOADS = [
+    {"name": "ragged", "set": {"BATCH": 2, "SEQ": 77},
+     "about": "a small batch of short sequences whose length is not a multiple of 32"},
+    {"name": "narrow", "set": {"BATCH": 1, "SEQ": 600, "D_MODEL": 512, "HEADS": 8, "D_FF": 1500},
+     "about": "one sequence of ragged length through a narrower layer whose MLP width is not a multiple of 32"},
+]
 
 
 class Model(nn.Module):

@@ -13,6 +13,11 @@ OUT_CHANNELS = 128
 IMAGE = 64  # spatial size of x; the skip and the output are twice as large
 
 TAGS = ["architecture", "unet", "compute-bound"]
+WORKLOADS = [
+    {"name": "odd_image", "set": {"BATCH": 2, "IMAGE": 15}, "about": "a small batch with an odd input side"},
+    {"name": "narrow", "set": {"BATCH": 1, "IN_CHANNELS": 128, "OUT_CHANNELS": 64, "IMAGE": 33},
+     "about": "a narrower block on a single image with an odd input side"},
+]
 
 
 class Model(nn.Module):

@@ -12,6 +12,12 @@ OUT_CHANNELS = 128
 IMAGE = 128
 
 TAGS = ["architecture", "unet", "compute-bound"]
+WORKLOADS = [
+    {"name": "odd_image", "set": {"BATCH": 2, "IMAGE": 45},
+     "about": "a small batch of images with an odd side (pooling drops the last row and column)"},
+    {"name": "first_level", "set": {"BATCH": 1, "IN_CHANNELS": 3, "OUT_CHANNELS": 32, "IMAGE": 100},
+     "about": "a single RGB image through a narrow first-level block"},
+]
 
 
 class Model(nn.Module):

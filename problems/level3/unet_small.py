@@ -15,6 +15,12 @@ IMAGE = 256
 BASE = 32
 
 TAGS = ["architecture", "unet", "compute-bound"]
+WORKLOADS = [
+    {"name": "small_image", "set": {"BATCH": 2, "IMAGE": 100},
+     "about": "a small batch of smaller images whose side is not a multiple of 8"},
+    {"name": "narrow", "set": {"BATCH": 1, "IN_CHANNELS": 1, "NUM_CLASSES": 3, "IMAGE": 68, "BASE": 16},
+     "about": "a single one-channel image through a narrower network with more classes"},
+]
 
 
 def double_conv(cin: int, cout: int) -> nn.Sequential:

@@ -13,6 +13,11 @@ IMAGE = 224
 STAGE_CHANNELS = [64, 128, 256]
 
 TAGS = ["architecture", "cnn", "compute-bound"]
+WORKLOADS = [
+    {"name": "small_image", "set": {"BATCH": 1, "IMAGE": 100}, "about": "a single smaller image"},
+    {"name": "odd_image", "set": {"BATCH": 2, "IMAGE": 61},
+     "about": "images with an odd side (each pooling drops a row and a column)"},
+]
 
 
 class Model(nn.Module):

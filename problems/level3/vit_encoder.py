@@ -20,6 +20,12 @@ LAYERS = 2
 D_FF = 3072
 
 TAGS = ["architecture", "transformer", "compute-bound"]
+WORKLOADS = [
+    {"name": "small_image", "set": {"BATCH": 1, "IMG": 160},
+     "about": "a single smaller image (a token count that is not a power of two)"},
+    {"name": "other_patch", "set": {"BATCH": 3, "IMG": 112, "PATCH": 14, "D_MODEL": 384, "HEADS": 6, "D_FF": 1536},
+     "about": "a different patch size and a narrower model"},
+]
 
 
 class EncoderLayer(nn.Module):

@@ -134,3 +134,12 @@ def test_cpu_folder_or_constant_makes_a_cpu_problem(tmp_path):
     assert parse_problem(tmp_path / "b.py", tmp_path).target == "cpu"
     with pytest.raises(ProblemError, match="TARGET must be"):
         parse_problem(tmp_path / "c.py", tmp_path)
+
+
+def test_every_shipped_problem_has_a_held_out_workload_and_levels_1_and_2_three_or_more():
+    found, errors = problems.index(ROOT)
+    assert errors == []
+    assert [p.id for p in found if not any(w.held_out for w in p.workloads)] == []
+    assert [p.id for p in found if p.level in (1, 2) and len(p.workloads) < 3] == []
+    for p in found:  # checked, not timed: speedups stay those of the problem as written, as its baselines are
+        assert [w.name for w in p.workloads if w.timed] == ["default"], p.id

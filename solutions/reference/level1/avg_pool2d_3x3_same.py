@@ -3,6 +3,8 @@ columns of one (n, c) plane strip (a float4 column quad per thread, x halos by w
 rows, 4 rows of 16-byte loads in flight per thread; each input row's 3-wide sums go into a 3-row register sliding
 window, so each input element is read from DRAM once; the sum is scaled by 1 / (valid rows x valid columns).
 Measured on an H100 80GB HBM3 (torch 2.11, `harness run`): 2.445 ms against eager 9.937 ms (4.06x) and torch.compile 2.958 ms (1.21x); 91% of the speed of light (2.218 ms).
+Any height and width take that kernel (scalar loads and stores when the width is not a multiple of 4 or a pointer is
+not 16-byte aligned); another kernel size, stride or padding takes a plain kernel (one thread per output).
 Compiles in the lean shape: the .cu has no torch header; a thin C++ binding launches it.
 """
 import torch
@@ -112,7 +114,45 @@ avgpool3x3_rows(const float* __restrict__ x, float* __restrict__ out, int H, int
         }
     }
 }
+
+// Any kernel size k, stride s, padding p (count_include_pad=False, ceil_mode=False): one thread per output, the
+// window clipped to the plane and divided by its clipped size, as torch does.
+__global__ void __launch_bounds__(256)
+avgpool_any(const float* __restrict__ x, float* __restrict__ out, int64_t planes, int H, int W, int Ho, int Wo,
+            int k, int s, int p) {
+    const int64_t total = planes * Ho * Wo;
+    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+         idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int ox = static_cast<int>(idx % Wo);
+        const int64_t t = idx / Wo;
+        const int oy = static_cast<int>(t % Ho);
+        const int64_t plane = t / Ho;
+        const int y0 = max(oy * s - p, 0), y1 = min(oy * s - p + k, H);
+        const int x0 = max(ox * s - p, 0), x1 = min(ox * s - p + k, W);
+        const float* src = x + plane * H * W;
+        float acc = 0.f;
+        for (int y = y0; y < y1; ++y)
+            for (int xx = x0; xx < x1; ++xx) acc += __ldg(src + static_cast<int64_t>(y) * W + xx);
+        const int count = (y1 - y0) * (x1 - x0);
+        out[idx] = count > 0 ? acc / static_cast<float>(count) : __int_as_float(0x7fc00000);
+    }
+}
 }  // namespace
+
+// x (planes, H, W) -> out (planes, Ho, Wo), Ho = (H + 2p - k) / s + 1 (likewise Wo).
+cudaError_t launch_avgpool_any(const float* x, float* out, int64_t planes, int64_t H, int64_t W, int64_t Ho,
+                               int64_t Wo, int64_t k, int64_t s, int64_t p, cudaStream_t stream) {
+    if (planes <= 0 || Ho <= 0 || Wo <= 0) return cudaSuccess;
+    if (H > INT_MAX || W > INT_MAX || k > (1 << 20) || s > (1 << 20) || p > (1 << 20) || s <= 0 ||
+        (Ho - 1) * s + k > INT_MAX || (Wo - 1) * s + k > INT_MAX)
+        return cudaErrorInvalidValue;
+    const int64_t total = planes * Ho * Wo;
+    const int64_t blocks = (total + 255) / 256 < (int64_t{1} << 20) ? (total + 255) / 256 : (int64_t{1} << 20);
+    avgpool_any<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
+        x, out, planes, static_cast<int>(H), static_cast<int>(W), static_cast<int>(Ho), static_cast<int>(Wo),
+        static_cast<int>(k), static_cast<int>(s), static_cast<int>(p));
+    return cudaGetLastError();
+}
 
 cudaError_t launch_avgpool3x3(const float* x, float* out, int64_t planes, int64_t H, int64_t W,
                               cudaStream_t stream) {
@@ -147,17 +187,32 @@ CPP_SOURCE = r"""
 
 cudaError_t launch_avgpool3x3(const float* x, float* out, int64_t planes, int64_t H, int64_t W,
                               cudaStream_t stream);
+cudaError_t launch_avgpool_any(const float* x, float* out, int64_t planes, int64_t H, int64_t W, int64_t Ho,
+                               int64_t Wo, int64_t k, int64_t s, int64_t p, cudaStream_t stream);
 
-torch::Tensor avgpool3x3_same(torch::Tensor x) {
+torch::Tensor avgpool2d(torch::Tensor x, int64_t k, int64_t s, int64_t p) {
     TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32 && (x.dim() == 4 || x.dim() == 3),
                 "expected a 3-D or 4-D float32 CUDA input");
+    TORCH_CHECK(k > 0 && s > 0 && p >= 0 && 2 * p <= k, "expected kernel_size > 0, stride > 0, 0 <= padding <= k / 2");
     auto xc = x.contiguous();
-    auto out = torch::empty_like(xc);
     const int64_t H = xc.size(-2), W = xc.size(-1);
     const int64_t planes = (H == 0 || W == 0) ? 0 : xc.numel() / (H * W);
-    auto err = launch_avgpool3x3(xc.data_ptr<float>(), out.data_ptr<float>(), planes, H, W,
-                                 c10::cuda::getCurrentCUDAStream());
-    TORCH_CHECK(err == cudaSuccess, "avgpool3x3 launch failed: ", cudaGetErrorString(err));
+    if (k == 3 && s == 1 && p == 1) {
+        auto out = torch::empty_like(xc);
+        auto err = launch_avgpool3x3(xc.data_ptr<float>(), out.data_ptr<float>(), planes, H, W,
+                                     c10::cuda::getCurrentCUDAStream());
+        TORCH_CHECK(err == cudaSuccess, "avgpool3x3 launch failed: ", cudaGetErrorString(err));
+        return out;
+    }
+    const int64_t Ho = (H + 2 * p - k) / s + 1, Wo = (W + 2 * p - k) / s + 1;
+    TORCH_CHECK(H + 2 * p >= k && W + 2 * p >= k, "the padded input is smaller than the kernel");
+    auto sizes = xc.sizes().vec();
+    sizes[sizes.size() - 2] = Ho;
+    sizes[sizes.size() - 1] = Wo;
+    auto out = torch::empty(sizes, xc.options());
+    auto err = launch_avgpool_any(xc.data_ptr<float>(), out.data_ptr<float>(), planes, H, W, Ho, Wo, k, s, p,
+                                  c10::cuda::getCurrentCUDAStream());
+    TORCH_CHECK(err == cudaSuccess, "avgpool launch failed: ", cudaGetErrorString(err));
     return out;
 }
 """
@@ -166,7 +221,7 @@ _ext = load_inline(
     name="avg_pool2d_3x3_same",
     cpp_sources=CPP_SOURCE,
     cuda_sources=CUDA_SOURCE,
-    functions=["avgpool3x3_same"],
+    functions=["avgpool2d"],
     no_implicit_headers=True,
     extra_cuda_cflags=["-O3"],
 )
@@ -175,8 +230,8 @@ _ext = load_inline(
 class ModelNew(nn.Module):
     def __init__(self, kernel_size: int, stride: int, padding: int):
         super().__init__()
-        if kernel_size != 3 or stride != 1 or padding != 1:
-            raise ValueError("this kernel implements 3x3 average pooling with stride 1 and padding 1")
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.avgpool3x3_same(x)
+        # 3x3, stride 1, padding 1: the sliding-window kernel; any other pooling: the plain kernel
+        return _ext.avgpool2d(x, self.kernel_size, self.stride, self.padding)

@@ -3,6 +3,8 @@
 loads in flight per thread; a 3-row register sliding window of partial sums turns every input row into its
 contributions to 3 output rows, so each input element is read from DRAM once and the 9 weights sit in registers.
 Measured on an H100 80GB HBM3 (torch 2.11, `harness run`): 2.490 ms against eager 7.666 ms (3.08x) and torch.compile 7.297 ms (2.95x); 89% of the speed of light (2.218 ms).
+Any height and width take that kernel (scalar loads and stores when the width is not a multiple of 4 or a pointer is
+not 16-byte aligned); another kernel size or padding takes a plain kernel (one thread per output).
 Compiles in the lean shape: the .cu has no torch header; a thin C++ binding launches it.
 """
 import torch
@@ -104,7 +106,47 @@ dwconv3x3_rows(const float* __restrict__ x, const float* __restrict__ wgt, float
         }
     }
 }
+
+// Any kernel size k and padding p (stride 1): one thread per output, out (planes, Ho, Wo), Ho = H + 2p - k + 1.
+__global__ void __launch_bounds__(256)
+dwconv2d_any(const float* __restrict__ x, const float* __restrict__ wgt, float* __restrict__ out, int64_t planes,
+             int channels, int H, int W, int Ho, int Wo, int k, int p) {
+    const int64_t total = planes * Ho * Wo;
+    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+         idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int ox = static_cast<int>(idx % Wo);
+        const int64_t t = idx / Wo;
+        const int oy = static_cast<int>(t % Ho);
+        const int64_t plane = t / Ho;
+        const float* src = x + plane * H * W;
+        const float* wc = wgt + static_cast<int64_t>(plane % channels) * k * k;
+        float acc = 0.f;
+        for (int i = 0; i < k; ++i) {
+            const int y = oy + i - p;
+            if (y < 0 || y >= H) continue;
+            for (int j = 0; j < k; ++j) {
+                const int xx = ox + j - p;
+                if (xx >= 0 && xx < W)
+                    acc = fmaf(__ldg(wc + i * k + j), __ldg(src + static_cast<int64_t>(y) * W + xx), acc);
+            }
+        }
+        out[idx] = acc;
+    }
+}
 }  // namespace
+
+cudaError_t launch_dwconv2d_any(const float* x, const float* w, float* out, int64_t planes, int64_t channels,
+                                int64_t H, int64_t W, int64_t k, int64_t p, cudaStream_t stream) {
+    const int64_t Ho = H + 2 * p - k + 1, Wo = W + 2 * p - k + 1;
+    if (planes <= 0 || Ho <= 0 || Wo <= 0) return cudaSuccess;
+    if (channels <= 0 || H > (1 << 30) || W > (1 << 30) || k > (1 << 14) || p > (1 << 28)) return cudaErrorInvalidValue;
+    const int64_t total = planes * Ho * Wo;
+    const int64_t blocks = (total + 255) / 256 < (int64_t{1} << 20) ? (total + 255) / 256 : (int64_t{1} << 20);
+    dwconv2d_any<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
+        x, w, out, planes, static_cast<int>(channels), static_cast<int>(H), static_cast<int>(W), static_cast<int>(Ho),
+        static_cast<int>(Wo), static_cast<int>(k), static_cast<int>(p));
+    return cudaGetLastError();
+}
 
 cudaError_t launch_dwconv2d_3x3(const float* x, const float* w, float* out, int64_t planes, int64_t channels,
                                 int64_t H, int64_t W, cudaStream_t stream) {
@@ -141,21 +183,35 @@ CPP_SOURCE = r"""
 
 cudaError_t launch_dwconv2d_3x3(const float* x, const float* w, float* out, int64_t planes, int64_t channels,
                                 int64_t H, int64_t W, cudaStream_t stream);
+cudaError_t launch_dwconv2d_any(const float* x, const float* w, float* out, int64_t planes, int64_t channels,
+                                int64_t H, int64_t W, int64_t k, int64_t p, cudaStream_t stream);
 
-torch::Tensor dwconv2d_3x3(torch::Tensor x, torch::Tensor w) {
+torch::Tensor dwconv2d(torch::Tensor x, torch::Tensor w, int64_t padding) {
     TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32 && x.dim() == 4,
                 "expected a 4-D float32 CUDA input");
     TORCH_CHECK(w.is_cuda() && w.scalar_type() == torch::kFloat32 && w.device() == x.device(),
                 "expected a float32 weight on the input's device");
-    TORCH_CHECK(w.dim() == 4 && w.size(0) == x.size(1) && w.size(1) == 1 && w.size(2) == 3 && w.size(3) == 3,
-                "expected a (C, 1, 3, 3) depthwise weight");
+    TORCH_CHECK(w.dim() == 4 && w.size(0) == x.size(1) && w.size(1) == 1 && w.size(2) == w.size(3) && w.size(2) > 0,
+                "expected a (C, 1, k, k) depthwise weight");
+    TORCH_CHECK(padding >= 0, "expected padding >= 0");
+    const int64_t k = w.size(2);
     auto xc = x.contiguous();
     auto wc = w.contiguous();
-    auto out = torch::empty_like(xc);
-    auto err = launch_dwconv2d_3x3(xc.data_ptr<float>(), wc.data_ptr<float>(), out.data_ptr<float>(),
-                                   xc.size(0) * xc.size(1), xc.size(1), xc.size(2), xc.size(3),
+    if (k == 3 && padding == 1) {
+        auto out = torch::empty_like(xc);
+        auto err = launch_dwconv2d_3x3(xc.data_ptr<float>(), wc.data_ptr<float>(), out.data_ptr<float>(),
+                                       xc.size(0) * xc.size(1), xc.size(1), xc.size(2), xc.size(3),
+                                       c10::cuda::getCurrentCUDAStream());
+        TORCH_CHECK(err == cudaSuccess, "dwconv2d_3x3 launch failed: ", cudaGetErrorString(err));
+        return out;
+    }
+    const int64_t Ho = xc.size(2) + 2 * padding - k + 1, Wo = xc.size(3) + 2 * padding - k + 1;
+    TORCH_CHECK(Ho > 0 && Wo > 0, "the padded input is smaller than the kernel");
+    auto out = torch::empty({xc.size(0), xc.size(1), Ho, Wo}, xc.options());
+    auto err = launch_dwconv2d_any(xc.data_ptr<float>(), wc.data_ptr<float>(), out.data_ptr<float>(),
+                                   xc.size(0) * xc.size(1), xc.size(1), xc.size(2), xc.size(3), k, padding,
                                    c10::cuda::getCurrentCUDAStream());
-    TORCH_CHECK(err == cudaSuccess, "dwconv2d_3x3 launch failed: ", cudaGetErrorString(err));
+    TORCH_CHECK(err == cudaSuccess, "dwconv2d launch failed: ", cudaGetErrorString(err));
     return out;
 }
 """
@@ -164,7 +220,7 @@ _ext = load_inline(
     name="conv2d_depthwise_3x3",
     cpp_sources=CPP_SOURCE,
     cuda_sources=CUDA_SOURCE,
-    functions=["dwconv2d_3x3"],
+    functions=["dwconv2d"],
     no_implicit_headers=True,
     extra_cuda_cflags=["-O3"],
 )
@@ -173,9 +229,9 @@ _ext = load_inline(
 class ModelNew(nn.Module):
     def __init__(self, channels: int, kernel_size: int, padding: int):
         super().__init__()
-        if kernel_size != 3 or padding != 1:
-            raise ValueError("this kernel implements a 3x3 depthwise convolution with padding 1")
+        self.padding = padding
         self.conv = nn.Conv2d(channels, channels, kernel_size, padding=padding, groups=channels, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.dwconv2d_3x3(x, self.conv.weight)
+        # 3x3 with padding 1: the sliding-window kernel; any other kernel size or padding: the plain kernel
+        return _ext.dwconv2d(x, self.conv.weight, self.padding)

@@ -5,6 +5,9 @@ the warp totals (double-buffered in shared memory: one barrier per tile), and a 
 row. The next tile's four float4 are loaded before the current one is scanned, so every block keeps 16 KB of reads
 in flight while it computes and stores: one read and one write of the data, a single kernel.
 Measured on an H100 80GB HBM3 (torch 2.11, `harness run`): 2.316 ms against eager 3.363 ms (1.45x) and torch.compile 2.590 ms (1.12x); 96% of the speed of light (2.218 ms).
+Any row length (scalar loads and stores for a row tail, or for every row when the length is not a multiple of 4 or a
+pointer is not 16-byte aligned) and any row count take that kernel; a scan along another dim runs it on a copy with
+that dim moved last.
 """
 import torch
 import torch.nn as nn
@@ -203,4 +206,7 @@ class ModelNew(nn.Module):
         self.dim = dim
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.cumsum_last(x, self.dim)
+        if self.dim in (-1, x.dim() - 1):
+            return _ext.cumsum_last(x, -1)
+        # another dim: scanned as the last dim of a moved copy
+        return _ext.cumsum_last(x.movedim(self.dim, -1), -1).movedim(-1, self.dim)

@@ -7,8 +7,8 @@ Measured on an H100 80GB HBM3 (torch 2.11, `harness run`): 2.313 ms against eage
 exp(x - max) = 2^t with t = (x - max) * log2e and one MUFU.EX2 (ex2.approx.ftz): each term is off by
 < ln2 |t| 2^-23 + 2^-22 relative (< 1.2e-5 for |t| < 126; smaller terms flush to 0), so log(sum) is off by < 1.2e-5
 (atol 1e-4). Rows wider than 8192, not a multiple of 4 or not 16-byte aligned take a scalar kernel (online max/sum,
-then a second read that mostly hits L2). Compiles in the lean shape: the .cu has no torch header; a thin C++ binding
-launches it.
+then a second read that mostly hits L2); another dim runs on a copy with that dim moved last. Compiles in the lean
+shape: the .cu has no torch header; a thin C++ binding launches it.
 """
 import torch
 import torch.nn as nn
@@ -193,4 +193,7 @@ class ModelNew(nn.Module):
         self.dim = dim
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.log_softmax_last(x, self.dim)
+        if self.dim in (-1, x.dim() - 1):
+            return _ext.log_softmax_last(x, -1)
+        # another dim: normalized as the last dim of a moved copy
+        return _ext.log_softmax_last(x.movedim(self.dim, -1), -1).movedim(-1, self.dim)

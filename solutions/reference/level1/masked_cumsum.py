@@ -1,6 +1,8 @@
 """Masked cumulative sum along the last dim, CUDA: one block per row walks the row in tiles of
 4096 floats (float4 loads of x, 4-byte loads of the bool mask, warp-shuffle prefix scans, one
-running carry). x * mask is never materialized.
+running carry). x * mask is never materialized. Rows whose length is not a multiple of 4, or whose pointers are not
+aligned for the vector loads, take scalar loads and stores (a row's tail always does); a scan along another dim runs
+on copies of x and the mask with that dim moved last.
 
 Measured on an H100 80GB HBM3 (torch 2.11, `harness run`): 3.440 ms against eager 8.904 ms (2.59x) and torch.compile 3.790 ms (1.11x); 97% of the speed of light (3.327 ms).
 Compiles in the lean shape: the .cu has no torch header; a thin C++ binding launches it.
@@ -31,12 +33,11 @@ __device__ __forceinline__ float warp_prefix_sum(float v) {
 
 __global__ void __launch_bounds__(THREADS)
 masked_cumsum_rows(const float* __restrict__ x, const uint8_t* __restrict__ mask, float* __restrict__ out,
-                   int64_t cols) {
+                   int64_t cols, bool vectorized) {
     __shared__ float warp_before[WARPS];
     __shared__ float tile_total;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int64_t row = static_cast<int64_t>(blockIdx.x) * cols;
-    const bool vectorized = (cols % 4) == 0;
     float carry = 0.f;  // sum of everything left of the current tile
     for (int64_t base0 = 0; base0 < cols; base0 += TILE) {
         const int64_t base = base0 + static_cast<int64_t>(threadIdx.x) * 4;
@@ -75,7 +76,15 @@ masked_cumsum_rows(const float* __restrict__ x, const uint8_t* __restrict__ mask
 
 cudaError_t launch_masked_cumsum(const float* x, const uint8_t* mask, float* out, int64_t rows, int64_t cols,
                                  cudaStream_t stream) {
-    if (rows > 0) masked_cumsum_rows<<<static_cast<unsigned>(rows), THREADS, 0, stream>>>(x, mask, out, cols);
+    if (rows <= 0 || cols <= 0) return cudaGetLastError();
+    // float4 / uchar4 accesses: whole rows of 4k elements and aligned bases (x and out 16 bytes, mask 4 bytes)
+    const bool vec = cols % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                     reinterpret_cast<uintptr_t>(out) % 16 == 0 && reinterpret_cast<uintptr_t>(mask) % 4 == 0;
+    constexpr int64_t MAX_GRID = int64_t(1) << 30;
+    for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID) {  // one block per row; one launch unless rows > 2^30
+        const unsigned grid = static_cast<unsigned>(rows - r0 < MAX_GRID ? rows - r0 : MAX_GRID);
+        masked_cumsum_rows<<<grid, THREADS, 0, stream>>>(x + r0 * cols, mask + r0 * cols, out + r0 * cols, cols, vec);
+    }
     return cudaGetLastError();
 }
 """
@@ -119,4 +128,8 @@ class ModelNew(nn.Module):
         self.dim = dim
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return _ext.masked_cumsum(x, mask, self.dim)
+        if self.dim in (-1, x.dim() - 1):
+            return _ext.masked_cumsum(x, mask, -1)
+        # another dim: scanned as the last dim of moved copies
+        out = _ext.masked_cumsum(x.movedim(self.dim, -1), mask.movedim(self.dim, -1), -1)
+        return out.movedim(-1, self.dim)

@@ -1,5 +1,7 @@
 """Reverse cumulative sum along the last dim, CUDA: one block per row walks the row in tiles of
-4096 floats from its end to its start (float4 loads, warp-shuffle suffix scans, one running carry).
+4096 floats from its end to its start (float4 loads, warp-shuffle suffix scans, one running carry). Rows whose
+length is not a multiple of 4, or a pointer not 16-byte aligned, take scalar loads and stores (a row's tail always
+does); a scan along another dim runs on a copy with that dim moved last.
 
 Measured on an H100 80GB HBM3 (torch 2.11, `harness run`): 3.050 ms against eager 11.515 ms (3.78x) and torch.compile 7.630 ms (2.52x); 97% of the speed of light (2.958 ms).
 Compiles in the lean shape: the .cu has no torch header; a thin C++ binding launches it.
@@ -29,13 +31,12 @@ __device__ __forceinline__ float warp_suffix_sum(float v) {
 }
 
 __global__ void __launch_bounds__(THREADS)
-reverse_cumsum_rows(const float* __restrict__ x, float* __restrict__ out, int64_t cols) {
+reverse_cumsum_rows(const float* __restrict__ x, float* __restrict__ out, int64_t cols, bool vectorized) {
     __shared__ float warp_after[WARPS];
     __shared__ float tile_total;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const float* in_row = x + static_cast<int64_t>(blockIdx.x) * cols;
     float* out_row = out + static_cast<int64_t>(blockIdx.x) * cols;
-    const bool vectorized = (cols % 4) == 0;
     float carry = 0.f;  // sum of everything to the right of the current tile
     for (int64_t tile = (cols + TILE - 1) / TILE - 1; tile >= 0; --tile) {
         const int64_t base = tile * TILE + static_cast<int64_t>(threadIdx.x) * 4;
@@ -72,7 +73,14 @@ reverse_cumsum_rows(const float* __restrict__ x, float* __restrict__ out, int64_
 }  // namespace
 
 cudaError_t launch_reverse_cumsum(const float* x, float* out, int64_t rows, int64_t cols, cudaStream_t stream) {
-    if (rows > 0) reverse_cumsum_rows<<<static_cast<unsigned>(rows), THREADS, 0, stream>>>(x, out, cols);
+    if (rows <= 0 || cols <= 0) return cudaGetLastError();
+    const bool vec = cols % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                     reinterpret_cast<uintptr_t>(out) % 16 == 0;
+    constexpr int64_t MAX_GRID = int64_t(1) << 30;
+    for (int64_t r0 = 0; r0 < rows; r0 += MAX_GRID) {  // one block per row; one launch unless rows > 2^30
+        const unsigned grid = static_cast<unsigned>(rows - r0 < MAX_GRID ? rows - r0 : MAX_GRID);
+        reverse_cumsum_rows<<<grid, THREADS, 0, stream>>>(x + r0 * cols, out + r0 * cols, cols, vec);
+    }
     return cudaGetLastError();
 }
 """
@@ -113,4 +121,7 @@ class ModelNew(nn.Module):
         self.dim = dim
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.reverse_cumsum(x, self.dim)
+        if self.dim in (-1, x.dim() - 1):
+            return _ext.reverse_cumsum(x, -1)
+        # another dim: scanned as the last dim of a moved copy
+        return _ext.reverse_cumsum(x.movedim(self.dim, -1), -1).movedim(-1, self.dim)

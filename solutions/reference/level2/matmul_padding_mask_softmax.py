@@ -554,7 +554,7 @@ cudaError_t launch_plan(const Params& p, const Plan& pl, int64_t BH, cudaStream_
 // Checks shared by the launchers; fills the plan.
 cudaError_t plan_launch(const Params& p, int64_t BH, Plan& pl) {
     pl = make_plan(p.N);
-    if (pl.C > MAX_SLABS || BH > 65535 || p.D > 0x7fffffffLL - 64) return cudaErrorInvalidValue;
+    if (pl.C > MAX_SLABS || BH > 65535 || BH <= 0 || p.D > 0x7fffffffLL - 64) return cudaErrorInvalidValue;
     const int64_t row_blocks = (p.L + BM - 1) / BM;
     if (row_blocks * pl.C > 0x7fffffffLL) return cudaErrorInvalidValue;
     if (!pl.cluster && p.stats == nullptr) return cudaErrorInvalidValue;
@@ -571,10 +571,10 @@ int64_t matmul_padding_mask_softmax_workspace(int64_t BH, int64_t L, int64_t N) 
     return pl.cluster || pl.C > MAX_SLABS ? 0 : 2 * BH * L * pl.C;
 }
 
-cudaError_t launch_padding_mask_softmax(const float* q, const float* k, const uint8_t* mask, float* out,
-                                       float* workspace, int64_t BH, int64_t heads, int64_t L, int64_t N, int64_t D,
-                                       float scale, cudaStream_t stream) {
-    if (BH <= 0 || L <= 0 || N <= 0) return cudaSuccess;
+// BH <= 65535 (grid.y) per call: the exported launcher below cuts larger batches into such chunks.
+static cudaError_t launch_chunk(const float* q, const float* k, const uint8_t* mask, float* out, float* workspace,
+                                int64_t BH, int64_t heads, int64_t L, int64_t N, int64_t D, float scale,
+                                cudaStream_t stream) {
     Params p = {};
     p.q = q;
     p.k = k;
@@ -596,6 +596,23 @@ cudaError_t launch_padding_mask_softmax(const float* q, const float* k, const ui
     const bool fast = D > 0 && D % 16 == 0 && aligned16(q) && aligned16(k);
     if (pl.kch == 2) return fast ? launch_plan<2, true>(p, pl, BH, stream) : launch_plan<2, false>(p, pl, BH, stream);
     return fast ? launch_plan<4, true>(p, pl, BH, stream) : launch_plan<4, false>(p, pl, BH, stream);
+}
+
+cudaError_t launch_padding_mask_softmax(const float* q, const float* k, const uint8_t* mask, float* out,
+                                       float* workspace, int64_t BH, int64_t heads, int64_t L, int64_t N, int64_t D,
+                                       float scale, cudaStream_t stream) {
+    if (BH <= 0 || L <= 0 || N <= 0) return cudaSuccess;
+    if (heads <= 0 || heads > 65535) return cudaErrorInvalidValue;
+    const int64_t step = 65535 / heads * heads;   // whole batches per launch (grid.y), so mask rows follow
+    const int64_t C = make_plan(N).C;   // the workspace holds 2 * L * C floats per (batch, head) on the split path
+    for (int64_t b0 = 0; b0 < BH; b0 += step) {
+        const int64_t n = BH - b0 < step ? BH - b0 : step;
+        const cudaError_t err = launch_chunk(q + b0 * L * D, k + b0 * N * D, mask + b0 / heads * N, out + b0 * L * N,
+                                             workspace ? workspace + 2 * b0 * L * C : nullptr, n, heads, L, N, D,
+                                             scale, stream);
+        if (err != cudaSuccess) return err;
+    }
+    return cudaSuccess;
 }
 """
 

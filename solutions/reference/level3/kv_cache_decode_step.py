@@ -2,6 +2,9 @@
 an M=8 GEMV for q/k_new/v_new (4 weight rows per warp, float4 streaming loads, x via L1), a split-K flash-decoding
 kernel (one block per (batch, head, 512 cached positions): coalesced float4 q.k, exact chunk max, exp2 weights,
 partial P.V), a log-sum-exp combine that also folds in the new token as position L, and the same GEMV for o_proj.
+Any batch and cache length take those kernels (a partial last chunk is masked); a model width that is not a multiple
+of 128 adds a guarded tail step to the GEMV (scalar loads where rows are not 16-byte aligned), and a head dim other
+than 128 takes plain split and combine kernels (a warp per cached position for q.k, a thread per output dim for P.V).
 
 Measured on an H100 80GB HBM3 (torch 2.11, `harness run`): 1.105 ms against eager 2.807 ms (2.54x) and torch.compile 2.862 ms (2.63x); 75% of the speed of light (0.832 ms).
 Compiles in the lean shape: the .cu has no torch header; a thin C++ binding launches it.
@@ -15,7 +18,7 @@ CUDA_SOURCE = r"""
 #include <cstdint>
 
 namespace {
-constexpr int HD = 128;                     // head dim (checked by the binding)
+constexpr int HD = 128;                     // head dim of the tuned attention kernels (others: *_any)
 constexpr float LOG2E = 1.4426950408889634f;
 
 // ---- loads -------------------------------------------------------------------------------------------
@@ -63,10 +66,11 @@ struct GemvArgs {
     float* y[3];
 };
 
-// K % 128 == 0 (K = heads * 128). Each lane covers k = it*128 + lane*4 .. +3; a warp owns GEMV_ROWS rows and
-// accumulates acc[row][batch] over the whole K, then one transposing butterfly leaves lane L with the sum of
-// value L = row*8 + batch.
-template <bool VEC>
+// Each lane covers k = it*128 + lane*4 .. +3; a warp owns GEMV_ROWS rows and accumulates acc[row][batch] over the
+// whole K, then one transposing butterfly leaves lane L with the sum of value L = row*8 + batch. TAIL = false needs
+// K % 128 == 0; TAIL = true adds the last K % 128 values with guarded scalar loads. VEC needs K % 4 == 0 and 16-byte
+// aligned bases.
+template <bool VEC, bool TAIL>
 __global__ void __launch_bounds__(GEMV_WARPS * 32)
 gemv_mb8(const float* __restrict__ x, GemvArgs args, int64_t B, int64_t K, int64_t N) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -83,8 +87,9 @@ gemv_mb8(const float* __restrict__ x, GemvArgs args, int64_t B, int64_t K, int64
 #pragma unroll
     for (int i = 0; i < GEMV_ROWS * GEMV_MB; ++i) acc[i] = 0.f;
 
+    const int64_t kmain = TAIL ? K - K % 128 : K;
 #pragma unroll 2
-    for (int64_t k = 0; k < K; k += 128) {
+    for (int64_t k = 0; k < kmain; k += 128) {
         float4 wv[GEMV_ROWS];
 #pragma unroll
         for (int r = 0; r < GEMV_ROWS; ++r)
@@ -95,6 +100,31 @@ gemv_mb8(const float* __restrict__ x, GemvArgs args, int64_t B, int64_t K, int64
                                                         : make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
             for (int r = 0; r < GEMV_ROWS; ++r) acc[r * GEMV_MB + b] = dot4(wv[r], xv, acc[r * GEMV_MB + b]);
+        }
+    }
+    if constexpr (TAIL) {
+        const int64_t kk = kmain + lane * 4;   // this lane's (up to) 4 values of the last K % 128
+        if (kk < K) {
+            const int nk = static_cast<int>(K - kk < 4 ? K - kk : 4);
+            float4 wv[GEMV_ROWS];
+#pragma unroll
+            for (int r = 0; r < GEMV_ROWS; ++r) {
+                float t[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+                for (int c = 0; c < 4; ++c)
+                    if (c < nk && n0 + r < N) t[c] = __ldg(w + (n0 + r) * K + kk + c);
+                wv[r] = make_float4(t[0], t[1], t[2], t[3]);
+            }
+#pragma unroll
+            for (int b = 0; b < GEMV_MB; ++b) {
+                float t[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+                for (int c = 0; c < 4; ++c)
+                    if (c < nk && b0 + b < B) t[c] = __ldg(x + (b0 + b) * K + kk + c);
+                const float4 xv = make_float4(t[0], t[1], t[2], t[3]);
+#pragma unroll
+                for (int r = 0; r < GEMV_ROWS; ++r) acc[r * GEMV_MB + b] = dot4(wv[r], xv, acc[r * GEMV_MB + b]);
+            }
         }
     }
 
@@ -273,28 +303,160 @@ attn_combine(const float* __restrict__ q, const float* __restrict__ knew, const 
     attn[idx] = o / l;
 }
 
+// ---- (b', c') any head dim hd: the same split and combine, plainly ---------------------------------------------
+// grid (B*H, chunks). Phase 1: warp w scores positions w, w + 8, ... (lanes stride the head dim, a warp sum);
+// phase 2 as attn_split; phase 3: with G = 256 / hd groups (hd <= 256), thread (g, d) accumulates dim d over
+// positions g, g + G, ..., then the G partials are added in a fixed order; for hd > 256 a thread owns dims
+// t, t + 256, ... over all positions.
+__global__ void __launch_bounds__(SPLIT_THREADS)
+attn_split_any(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
+               float* __restrict__ part_o, float* __restrict__ part_m, float* __restrict__ part_l,
+               int64_t H, int64_t L, int hd, float qscale) {
+    __shared__ float sp[CHUNK];
+    __shared__ float sred[SPLIT_THREADS];
+    __shared__ float swarp[SPLIT_WARPS];
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int64_t bh = blockIdx.x, chunk = blockIdx.y, nchunks = gridDim.y;
+    const int64_t b = bh / H, h = bh % H;
+    const int64_t p0 = chunk * CHUNK;
+    const int n = static_cast<int>(L - p0 < CHUNK ? L - p0 : CHUNK);   // >= 1
+    const float* __restrict__ kbase = kc + (bh * L + p0) * hd;
+    const float* __restrict__ vbase = vc + (bh * L + p0) * hd;
+    const float* __restrict__ qrow = q + b * (H * hd) + h * hd;
+
+    // phase 1: scores (positions n .. CHUNK - 1 are -inf)
+    for (int pl = warp; pl < CHUNK; pl += SPLIT_WARPS) {
+        float s = 0.f;
+        if (pl < n) {
+            const float* kr = kbase + static_cast<int64_t>(pl) * hd;
+            for (int d = lane; d < hd; d += 32) s = fmaf(__ldg(qrow + d) * qscale, __ldg(kr + d), s);
+        }
+#pragma unroll
+        for (int o = 16; o >= 1; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) sp[pl] = pl < n ? s : -INFINITY;
+    }
+    __syncthreads();
+
+    // phase 2: chunk max and exp2 weights
+    const float v0 = sp[tid], v1 = sp[tid + SPLIT_THREADS];
+    float mx = fmaxf(v0, v1);
+#pragma unroll
+    for (int o = 16; o >= 1; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    if (lane == 0) swarp[warp] = mx;
+    __syncthreads();
+    float m = swarp[0];
+#pragma unroll
+    for (int w = 1; w < SPLIT_WARPS; ++w) m = fmaxf(m, swarp[w]);   // finite: n >= 1
+    const float e0 = exp2f(v0 - m), e1 = exp2f(v1 - m);
+    sp[tid] = e0;
+    sp[tid + SPLIT_THREADS] = e1;
+    float sum = e0 + e1;
+#pragma unroll
+    for (int o = 16; o >= 1; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    __syncthreads();                       // all reads of swarp (max) and all writes of sp are done
+    if (lane == 0) swarp[warp] = sum;
+
+    // phase 3: partial P.V
+    const int64_t slot = bh * nchunks + chunk;
+    if (hd <= SPLIT_THREADS) {
+        const int groups = SPLIT_THREADS / hd, g = tid / hd, d = tid % hd;
+        float acc = 0.f;
+        if (g < groups)
+            for (int pl = g; pl < n; pl += groups)
+                acc = fmaf(sp[pl], __ldg(vbase + static_cast<int64_t>(pl) * hd + d), acc);
+        sred[tid] = acc;
+        __syncthreads();
+        if (tid < hd) {
+            float o = sred[tid];
+            for (int gg = 1; gg < groups; ++gg) o += sred[gg * hd + tid];
+            part_o[slot * hd + tid] = o;
+        }
+    } else {
+        __syncthreads();                   // swarp (sums) is complete
+        for (int d = tid; d < hd; d += SPLIT_THREADS) {
+            float acc = 0.f;
+            for (int pl = 0; pl < n; ++pl) acc = fmaf(sp[pl], __ldg(vbase + static_cast<int64_t>(pl) * hd + d), acc);
+            part_o[slot * hd + d] = acc;
+        }
+    }
+    if (tid == 0) {
+        float l = swarp[0];
+#pragma unroll
+        for (int w = 1; w < SPLIT_WARPS; ++w) l += swarp[w];
+        part_m[slot] = m;
+        part_l[slot] = l;
+    }
+}
+
+// One block of COMBINE_THREADS per (batch, head); thread t owns output dims t, t + COMBINE_THREADS, ...
+constexpr int COMBINE_THREADS = 128;
+__global__ void __launch_bounds__(COMBINE_THREADS)
+attn_combine_any(const float* __restrict__ q, const float* __restrict__ knew, const float* __restrict__ vnew,
+                 const float* __restrict__ part_o, const float* __restrict__ part_m, const float* __restrict__ part_l,
+                 float* __restrict__ attn, int64_t H, int64_t nchunks, int hd, float qscale) {
+    __shared__ float swarp[COMBINE_THREADS / 32];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const int64_t bh = blockIdx.x, b = bh / H, h = bh % H;
+    const int64_t base = b * (H * hd) + h * hd;
+
+    float s = 0.f;
+    for (int d = t; d < hd; d += COMBINE_THREADS) s = fmaf(q[base + d] * qscale, knew[base + d], s);
+#pragma unroll
+    for (int o = 16; o >= 1; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) swarp[warp] = s;
+    __syncthreads();
+    float s_new = swarp[0];
+#pragma unroll
+    for (int w = 1; w < COMBINE_THREADS / 32; ++w) s_new += swarp[w];
+
+    const float* pm = part_m + bh * nchunks;
+    const float* pl = part_l + bh * nchunks;
+    float M = s_new;
+    for (int64_t c = 0; c < nchunks; ++c) M = fmaxf(M, pm[c]);
+    const float wn = exp2f(s_new - M);
+    float l = wn;
+    for (int64_t c = 0; c < nchunks; ++c) l = fmaf(pl[c], exp2f(pm[c] - M), l);
+    for (int d = t; d < hd; d += COMBINE_THREADS) {
+        const float* po = part_o + bh * nchunks * hd + d;
+        float o = wn * vnew[base + d];
+        for (int64_t c = 0; c < nchunks; ++c) o = fmaf(po[c * hd], exp2f(pm[c] - M), o);
+        attn[base + d] = o / l;
+    }
+}
+
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+// vec: the bases are 16-byte aligned (K % 4 == 0 is checked here).
 cudaError_t launch_gemv(const float* x, const GemvArgs& args, int nw, int64_t B, int64_t K, int64_t N, bool vec,
                         cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>((N + GEMV_BLOCK_ROWS - 1) / GEMV_BLOCK_ROWS), static_cast<unsigned>(nw),
                     static_cast<unsigned>((B + GEMV_MB - 1) / GEMV_MB));
-    if (vec) gemv_mb8<true><<<grid, GEMV_WARPS * 32, 0, stream>>>(x, args, B, K, N);
-    else gemv_mb8<false><<<grid, GEMV_WARPS * 32, 0, stream>>>(x, args, B, K, N);
+    vec = vec && K % 4 == 0;
+    if (K % 128 == 0) {
+        if (vec) gemv_mb8<true, false><<<grid, GEMV_WARPS * 32, 0, stream>>>(x, args, B, K, N);
+        else gemv_mb8<false, false><<<grid, GEMV_WARPS * 32, 0, stream>>>(x, args, B, K, N);
+    } else {
+        if (vec) gemv_mb8<true, true><<<grid, GEMV_WARPS * 32, 0, stream>>>(x, args, B, K, N);
+        else gemv_mb8<false, true><<<grid, GEMV_WARPS * 32, 0, stream>>>(x, args, B, K, N);
+    }
     return cudaGetLastError();
 }
 }  // namespace
 
-// qkv: (3, B, D) scratch; part_o: (B*H, nchunks, HD); part_m, part_l: (B*H, nchunks); attn: (B, D); out: (B, D).
+// qkv: (3, B, D) scratch; part_o: (B*H, nchunks, hd); part_m, part_l: (B*H, nchunks); attn: (B, D); out: (B, D),
+// D = H * hd.
 cudaError_t launch_kv_decode(const float* x, const float* k_cache, const float* v_cache, const float* wq,
                              const float* wk, const float* wv, const float* wo, float* qkv, float* part_o,
                              float* part_m, float* part_l, float* attn, float* out, int64_t B, int64_t H,
-                             int64_t L, cudaStream_t stream) {
-    if (B == 0 || H == 0) return cudaSuccess;
-    const int64_t D = H * HD;
+                             int64_t hd, int64_t L, cudaStream_t stream) {
+    if (B == 0 || H == 0 || hd == 0) return cudaSuccess;
+    const int64_t D = H * hd;
     const int64_t nchunks = (L + CHUNK - 1) / CHUNK;
-    if ((B + GEMV_MB - 1) / GEMV_MB > 65535 || nchunks > 65535 || B * H > 0x7fffffffLL) return cudaErrorInvalidValue;
-    const float qscale = LOG2E / sqrtf(static_cast<float>(HD));
+    if ((B + GEMV_MB - 1) / GEMV_MB > 65535 || nchunks > 65535 || B * H > 0x7fffffffLL || hd > 0x7fffffffLL ||
+        (D + GEMV_BLOCK_ROWS - 1) / GEMV_BLOCK_ROWS > 0x7fffffffLL)
+        return cudaErrorInvalidValue;
+    const float qscale = LOG2E / sqrtf(static_cast<float>(hd));
     float* q = qkv;
     float* knew = qkv + B * D;
     float* vnew = qkv + 2 * B * D;
@@ -304,7 +466,17 @@ cudaError_t launch_kv_decode(const float* x, const float* k_cache, const float* 
     cudaError_t err = launch_gemv(x, proj, 3, B, D, D, vec_in, stream);
     if (err != cudaSuccess) return err;
 
-    if (nchunks > 0) {
+    if (hd != HD) {
+        if (nchunks > 0) {
+            const dim3 grid(static_cast<unsigned>(B * H), static_cast<unsigned>(nchunks));
+            attn_split_any<<<grid, SPLIT_THREADS, 0, stream>>>(q, k_cache, v_cache, part_o, part_m, part_l, H, L,
+                                                               static_cast<int>(hd), qscale);
+            err = cudaGetLastError();
+            if (err != cudaSuccess) return err;
+        }
+        attn_combine_any<<<static_cast<unsigned>(B * H), COMBINE_THREADS, 0, stream>>>(
+            q, knew, vnew, part_o, part_m, part_l, attn, H, nchunks, static_cast<int>(hd), qscale);
+    } else if (nchunks > 0) {
         const dim3 grid(static_cast<unsigned>(B * H), static_cast<unsigned>(nchunks));
         if (aligned16(k_cache) && aligned16(v_cache))
             attn_split<true><<<grid, SPLIT_THREADS, 0, stream>>>(q, k_cache, v_cache, part_o, part_m, part_l, H, L, qscale);
@@ -313,8 +485,9 @@ cudaError_t launch_kv_decode(const float* x, const float* k_cache, const float* 
         err = cudaGetLastError();
         if (err != cudaSuccess) return err;
     }
-    attn_combine<<<static_cast<unsigned>(B * H), HD, 0, stream>>>(q, knew, vnew, part_o, part_m, part_l, attn, H,
-                                                                  nchunks, qscale);
+    if (hd == HD)
+        attn_combine<<<static_cast<unsigned>(B * H), HD, 0, stream>>>(q, knew, vnew, part_o, part_m, part_l, attn, H,
+                                                                      nchunks, qscale);
     err = cudaGetLastError();
     if (err != cudaSuccess) return err;
 
@@ -330,7 +503,7 @@ CPP_SOURCE = r"""
 cudaError_t launch_kv_decode(const float* x, const float* k_cache, const float* v_cache, const float* wq,
                              const float* wk, const float* wv, const float* wo, float* qkv, float* part_o,
                              float* part_m, float* part_l, float* attn, float* out, int64_t B, int64_t H,
-                             int64_t L, cudaStream_t stream);
+                             int64_t hd, int64_t L, cudaStream_t stream);
 
 static void check_f32_cuda(const torch::Tensor& t, const char* name) {
     TORCH_CHECK(t.is_cuda() && t.scalar_type() == torch::kFloat32, name, ": expected a float32 CUDA tensor");
@@ -347,9 +520,10 @@ torch::Tensor kv_decode(torch::Tensor x, torch::Tensor k_cache, torch::Tensor v_
     check_f32_cuda(wo, "o_proj.weight");
     TORCH_CHECK(x.dim() == 3 && x.size(1) == 1, "x must be (B, 1, D): one new token per sequence");
     const int64_t B = x.size(0), D = x.size(2);
-    TORCH_CHECK(heads > 0 && D == heads * 128, "this kernel needs head_dim == 128");
-    TORCH_CHECK(k_cache.dim() == 4 && k_cache.size(0) == B && k_cache.size(1) == heads && k_cache.size(3) == 128,
-                "k_cache must be (B, heads, L, 128)");
+    TORCH_CHECK(heads > 0 && D % heads == 0, "d_model must be a multiple of heads");
+    const int64_t hd = D / heads;
+    TORCH_CHECK(k_cache.dim() == 4 && k_cache.size(0) == B && k_cache.size(1) == heads && k_cache.size(3) == hd,
+                "k_cache must be (B, heads, L, d_model / heads)");
     TORCH_CHECK(v_cache.sizes() == k_cache.sizes(), "v_cache must match k_cache");
     for (const auto* w : {&wq, &wk, &wv, &wo})
         TORCH_CHECK(w->dim() == 2 && w->size(0) == D && w->size(1) == D, "projection weights must be (D, D)");
@@ -362,7 +536,7 @@ torch::Tensor kv_decode(torch::Tensor x, torch::Tensor k_cache, torch::Tensor v_
     auto wqc = wq.contiguous(), wkc = wk.contiguous(), wvc = wv.contiguous(), woc = wo.contiguous();
     auto opts = xc.options();
     auto qkv = torch::empty({3, B, D}, opts);
-    auto part_o = torch::empty({B * heads, nchunks, 128}, opts);
+    auto part_o = torch::empty({B * heads, nchunks, hd}, opts);
     auto part_ml = torch::empty({2, B * heads, nchunks}, opts);
     auto attn = torch::empty({B, D}, opts);
     auto out = torch::empty({B, 1, D}, opts);
@@ -370,8 +544,8 @@ torch::Tensor kv_decode(torch::Tensor x, torch::Tensor k_cache, torch::Tensor v_
     auto err = launch_kv_decode(xc.data_ptr<float>(), kc.data_ptr<float>(), vc.data_ptr<float>(),
                                 wqc.data_ptr<float>(), wkc.data_ptr<float>(), wvc.data_ptr<float>(),
                                 woc.data_ptr<float>(), qkv.data_ptr<float>(), part_o.data_ptr<float>(), pml,
-                                pml + B * heads * nchunks, attn.data_ptr<float>(), out.data_ptr<float>(), B, heads, L,
-                                c10::cuda::getCurrentCUDAStream());
+                                pml + B * heads * nchunks, attn.data_ptr<float>(), out.data_ptr<float>(), B, heads, hd,
+                                L, c10::cuda::getCurrentCUDAStream());
     TORCH_CHECK(err == cudaSuccess, "kv_decode launch failed: ", cudaGetErrorString(err));
     return out;
 }
