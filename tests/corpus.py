@@ -223,6 +223,11 @@ def corpus_tests(target: str) -> dict:
     def test_wrong_files_are_incorrect(path, full):
         assert full[path].status == "incorrect", full[path].error
 
+    def test_a_kernel_that_skips_its_last_tile_is_told_where(full):
+        (path,) = [p for p in wrong if p.stem == f"{target}_relu_skips_tail"]
+        error = full[path].error
+        assert "mismatch" in error and "a tail the kernel does not cover" in error, error
+
     # That each exploit is one (it fools a naive evaluator) is the fixture's property: the slow tier checks it.
     @pytest.mark.slow
     @pytest.mark.parametrize("entry", entries, ids=lambda e: e.name)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
+from harness.child.mismatch import locate
 from harness.protocol import OutputStats
 
 CHUNK = 1 << 24
@@ -28,6 +29,7 @@ class Comparison:
     mismatch_fraction: float | None = None
     norm_err: float | None = None       # the truth check's ||out - truth|| / ||truth||
     ref_norm_err: float | None = None   # and the reference's own
+    location: str | None = None         # where the wrong elements are (harness/child/mismatch.py), on a failure
 
 
 def _shape(t: torch.Tensor) -> str:
@@ -65,14 +67,7 @@ def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, whe
         if exact:
             bad_total += (o != r).sum()
             continue
-        if o.dtype in (torch.float16, torch.bfloat16):
-            o, r = o.float(), r.float()
-        r_nan, o_nan = r.isnan(), o.isnan()
-        r_inf = r.isinf()
-        finite = ~(r_nan | r_inf)
-        diff = torch.where(finite, (o - r).abs(), torch.zeros((), dtype=o.dtype, device=o.device))
-        diff = torch.nan_to_num(diff, nan=float("inf"))  # NaN where the reference is finite: infinitely wrong
-        bad_mask = (finite & (diff > atol + rtol * r.abs())) | (r_nan != o_nan) | (r_inf & (o != r))
+        bad_mask, diff, r = _outside(o, r, atol, rtol)
         bad_total += bad_mask.sum()
         abs_total = torch.fmax(abs_total, diff.max().double())
         # fmax passes over a NaN chunk maximum (a NaN in the reference), as Python's max(total, nan) did
@@ -83,9 +78,25 @@ def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, whe
     fraction = bad / n
     if bad == 0:
         return Comparison(True, None, max_abs, max_rel, 0.0)
+    location = locate(out, ref, (lambda o, r: o != r) if exact else (lambda o, r: _outside(o, r, atol, rtol)[0]),
+                      chunk=CHUNK)
     return Comparison(False, f"{where} mismatch: {bad} of {n} elements ({fraction:.2%}) outside "
-                      f"atol={atol:g} rtol={rtol:g}; max abs err {max_abs:.4g}, max rel err {max_rel:.4g}",
-                      max_abs, max_rel, fraction)
+                      f"atol={atol:g} rtol={rtol:g}; max abs err {max_abs:.4g}, max rel err {max_rel:.4g}"
+                      + (f"\n{location}" if location else ""), max_abs, max_rel, fraction, location=location)
+
+
+def _outside(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> tuple[torch.Tensor, ...]:
+    """Where a chunk of floating output is outside atol + rtol |ref| (or its NaN or Inf differ from the reference's),
+    |out - ref| (0 where the reference is not finite, inf for a NaN beside a finite one), and the reference in the
+    dtype compared (half precision in float32)."""
+    if o.dtype in (torch.float16, torch.bfloat16):
+        o, r = o.float(), r.float()
+    r_nan, o_nan = r.isnan(), o.isnan()
+    r_inf = r.isinf()
+    finite = ~(r_nan | r_inf)
+    diff = torch.where(finite, (o - r).abs(), torch.zeros((), dtype=o.dtype, device=o.device))
+    diff = torch.nan_to_num(diff, nan=float("inf"))  # NaN where the reference is finite: infinitely wrong
+    return (finite & (diff > atol + rtol * r.abs())) | (r_nan != o_nan) | (r_inf & (o != r)), diff, r
 
 
 def compare(out: object, ref: object, atol: float, rtol: float) -> Comparison:

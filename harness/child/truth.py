@@ -17,6 +17,7 @@ import torch
 from harness.checks import ELEMENT_FACTOR, NORM_FACTOR, CheckSpec
 from harness.child.check import CHUNK, Comparison, compare, compare_tensor, tensors, unlike
 from harness.child.common import describe
+from harness.child.mismatch import locate
 
 
 @dataclass
@@ -116,10 +117,14 @@ def compare_tensor_truth(out: object, ref: torch.Tensor, truth: torch.Tensor | N
     figures = dict(max_abs_err=max_abs, max_rel_err=max_rel, norm_err=norm_err, ref_norm_err=own_norm)
     if bad:
         nan_note = f", {nonfinite} of them NaN or Inf where the truth is finite" if nonfinite else ""
+        location = locate(out, truth if truth is not None else ref,
+                          lambda c, t, r: _outside_masks(c.double(), r.double(), t.double(), atol, rtol, own_max)[0],
+                          others=(ref,), chunk=CHUNK)
         return Comparison(False, f"{where} mismatch: {bad} of {n} elements ({bad / n:.2%}) farther from {against} "
                           f"than atol={atol:g} + rtol={rtol:g} x |truth| + {ELEMENT_FACTOR:g} x the reference's own "
                           f"largest error ({own_max:.3g}){nan_note}; max abs err {max_abs:.4g}, max rel err "
-                          f"{max_rel:.4g}", mismatch_fraction=bad / n, **figures)
+                          f"{max_rel:.4g}" + (f"\n{location}" if location else ""), mismatch_fraction=bad / n,
+                          location=location, **figures)
     allowed = NORM_FACTOR * own_norm + rtol
     if norm_err > allowed:
         return Comparison(False, f"{where} is off {against} by {norm_err:.3g} of its norm, over the {allowed:.3g} "
@@ -157,13 +162,20 @@ def _figures(c: torch.Tensor, r: torch.Tensor, t: torch.Tensor, atol: float, rto
 
 def _outside(c: torch.Tensor, r: torch.Tensor, t: torch.Tensor, atol: float, rtol: float,
              own_max: float) -> torch.Tensor:
+    """How many of one chunk's elements are outside the bound, and of those the non-finite ones."""
+    outside, nonfinite = _outside_masks(c, r, t, atol, rtol, own_max)
+    return torch.stack((outside.sum(), nonfinite.sum()))
+
+
+def _outside_masks(c: torch.Tensor, r: torch.Tensor, t: torch.Tensor, atol: float, rtol: float,
+                   own_max: float) -> tuple[torch.Tensor, torch.Tensor]:
     """One chunk's elements outside the bound, and of those the non-finite ones where the truth is finite (a
     candidate may repeat the working dtype's own overflow where the reference has it). NaN and Inf where the truth
-    has them must be matched."""
+    has them must be matched. The same masks count and locate (harness/child/mismatch.py) the wrong elements."""
     t_fin, c_fin = t.isfinite(), c.isfinite()
     like_truth = (c.isnan() & t.isnan()) | (c == t)
     like_reference = (c.isnan() & r.isnan()) | (~r.isfinite() & (c == r))
     nonfinite = (~t_fin & ~like_truth) | (t_fin & ~c_fin & ~like_reference)
     both = t_fin & c_fin
     far = both & ((c - t).abs() > atol + rtol * t.abs() + ELEMENT_FACTOR * own_max)
-    return torch.stack(((nonfinite | far).sum(), nonfinite.sum()))
+    return nonfinite | far, nonfinite
