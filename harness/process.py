@@ -36,6 +36,12 @@ LOG_FILE = "build.log"
 # it fails with); the parent quotes it when such a candidate's forward ran none of its kernels (no_kernel_ran).
 CAUGHT_BUILD = "harness: a kernel build failed, and the candidate's code caught the exception:"
 PCH_RETRY = "harness: the build with the precompiled torch/extension.h failed; building again without it"
+# Printed by the runner, one JSON object on the line after the marker (child/caught.py): a failure of the candidate's
+# own code that its code caught (a build in __init__ or forward, an exception from its extension); the parent quotes
+# it where the verdict is not `correct` (eval/said.py). And where its first checked call returned: what it printed up
+# to there is what feedback shows of its output.
+CAUGHT_AT_RUN = "harness: the candidate's code caught a failure of its own:"
+FIRST_CALL_DONE = "harness: the candidate's first checked call returned"
 # The shared precompiled headers (child/pch.py makes them): one directory per key. A sandboxed build child may not
 # write there; it appends what it needs to its build directory's PCH_REQUESTS, and the parent has each made by a
 # child of its own (`python -m harness.child pch DIR`, DIR/PCH_COMMAND the command; eval/pch_maker.py).

@@ -199,6 +199,9 @@ class EvalResult(Frozen):
     ref_runtime: Timing | None = Field(default=None, description="Reference timing")
     check: CheckResult | None = Field(default=None, description="Correctness details")
     error: str | None = Field(default=None, description="Error message, or None")
+    output: str | None = Field(default=None, description="The end of what the candidate printed in its build, set-up "
+                               "and first checked call (its stdout and stderr, the harness's own lines and paths left "
+                               "out; eval/said.py), or None")
     flags: tuple[str, ...] = Field(default=(), description="Measurement warnings, empty when clean")
     uninformative: str | None = Field(default=None, description="Why the problem's reference output cannot tell a "
                                   "right answer from a wrong one (flag uninformative_problem), or None")
@@ -243,6 +246,7 @@ class EvalResult(Frozen):
             "runtime_ms": self.runtime_ms,
             "ref_runtime_ms": self.ref_runtime_ms,
             "error": self.error,
+            "output": self.output,
             "flags": list(self.flags),
             "uninformative": self.uninformative,
             "counted": self.counted,

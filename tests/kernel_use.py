@@ -58,6 +58,23 @@ def kernel_use_tests(target: str) -> dict:
         broken = rows[named["guarded_build_fails"]]
         assert "caught" in broken["error"] and "error" in broken["error"].split("caught", 1)[1], broken["error"]
 
+    def test_a_failure_the_answer_caught_is_quoted_with_what_it_printed(rows):
+        built = rows[named["init_build_fails"]]  # a build in __init__: the compiler's error, not just "it failed"
+        assert "in ModelNew.__init__ failed, and your code caught the exception" in built["error"], built["error"]
+        assert "error" in built["error"].split("the compiler said:", 1)[1] and "undeclared" in built["error"]
+        (line,) = [i for i, text in enumerate(open(named["init_build_fails"]).read().splitlines(), 1)
+                   if "undeclared" in text]  # the compiler's line in the answer's terms (compiler_lines.py)
+        assert f"(answer line {line}): error" in built["error"], built["error"]
+        assert "could not build the extension, using PyTorch: RuntimeError" in built["output"], built["output"]
+        path = named["caught_kernel_exception"]  # an exception from the extension: its type, message and the line
+        line = 1 + open(path).read().splitlines().index("            return relu_ext.relu(x)")
+        caught = rows[path]
+        assert (f"caught an exception from its extension function 'relu' in forward (line {line} of your answer): "
+                "RuntimeError: relu: expected a multiple of the tile") in caught["error"], caught["error"]
+        assert "kernel refused the input: relu: expected a multiple of the tile" in caught["output"], caught["output"]
+        assert "harness" not in caught["output"] and "harness" not in built["output"]
+        assert rows[named["never_taken_branch"]]["output"] is None  # it printed nothing
+
     def test_a_guarded_kernel_that_does_the_work_is_judged_like_any_other(rows):
         row = rows[named["guarded_build_works"]]
         assert row["coverage"] > 0.9 and row["speedup"] > 0

@@ -40,6 +40,10 @@ def header(path: Path) -> dict[str, str]:
     return {key: value.strip() for key, value in HEADER.findall(Path(path).read_text())}
 
 
+# what the harness adds to a diagnostic in a generated file (harness/compiler_lines.py); plain torch has no such line
+_ANSWER_LINE = re.compile(r" \(answer line \d+\)")
+
+
 def normalized_errors(text: str) -> list[str]:
     """The compiler's error lines, each directory part of a path removed (main.cpp:5:12: error: ...), in
     order, each once: the same message whether the build ran under the harness or in torch's own cache."""
@@ -47,7 +51,7 @@ def normalized_errors(text: str) -> list[str]:
     for line in text.splitlines():
         line = line.strip()
         if _ERROR.search(line) and not line.startswith(("FAILED:", "ninja:")):
-            lines.append(_PATH.sub("", line).translate(_QUOTES))
+            lines.append(_ANSWER_LINE.sub("", _PATH.sub("", line)).translate(_QUOTES))
     return list(dict.fromkeys(lines))
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.child.common import candidate_starts, describe
+from harness.compiler_lines import generated_sources, in_candidate_terms
 from harness.process import (
     CANDIDATE_FILE,
     CAUGHT_BUILD,
@@ -36,6 +37,7 @@ from harness.process import (
 )
 
 loaded_modules: set[str] = set()  # names of the extension modules the candidate was given, in this process
+failed_loads: list[tuple[str, Exception]] = []  # (name, what it raised): builds in __init__ or forward that failed
 
 
 def build_main(directory: Path) -> int:
@@ -102,12 +104,10 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
             try:
                 if given and not Path(given).is_dir():  # torch writes into it without creating it
                     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(given))
-                with _nvcc_driver(cpp_ext, mode == "build", sole_cu=with_pch):
+                with _nvcc_driver(cpp_ext, mode == "build", sole_cu=with_pch), _answer_lines(mode, home, directory):
                     result = _build_extension(cpp_ext, real, bound, target, with_pch)
             except Exception as exc:
-                if mode == "build":
-                    manifest.append({"name": name, "failed": str(exc)[-2000:], "error": type(exc).__name__})
-                _build_failure(exc)
+                _keep_failure(mode, manifest, name, exc)
                 raise
             if mode == "build" and not bound.arguments.get("is_standalone", False):
                 file = Path(result.__file__ if is_module else result)
@@ -152,6 +152,42 @@ def _nvcc_driver(cpp_ext, building: bool, sole_cu: bool):
     finally:
         if command is not None and os.environ.get("PYTORCH_NVCC") == command:
             del os.environ["PYTORCH_NVCC"]
+
+
+@contextlib.contextmanager
+def _answer_lines(mode: str, scratch: Path, directory: Path):
+    """In load mode, what a build raises goes on with each compiler diagnostic in its message given the answer's line
+    too, before anything quotes it: the same exception, raised on. (The build child's compiler output is in its
+    log, which the parent marks: eval/build.py.)"""
+    try:
+        yield
+    except Exception as exc:
+        if mode == "load":
+            _in_answer_lines(exc, scratch, directory / CANDIDATE_FILE)
+        raise
+
+
+def _in_answer_lines(exc: Exception, scratch: Path, answer: Path) -> None:
+    """Give each compiler diagnostic in the message of `exc` (torch's RuntimeError, with the compiler's output: not
+    verbose) the answer's line too (compiler_lines.py). The exception stays the one raised, its message as it was
+    where this fails."""
+    try:
+        if len(exc.args) == 1 and isinstance(exc.args[0], str) and str(exc) == exc.args[0]:
+            exc.args = (in_candidate_terms(exc.args[0], generated_sources(scratch), answer.read_text()),)
+    except Exception as error:  # noqa: BLE001 - never in the way of the build's own exception
+        print(f"harness: the build's errors keep the generated files' line numbers ({describe(error)})",
+              file=sys.stderr)
+
+
+def _keep_failure(mode: str, manifest: list[dict], name: str, exc: Exception) -> None:
+    """What a build raised, marked as a build's failure: kept in the build child's manifest, or, in load mode, for the
+    watch over the candidate's set-up and first call (caught.py), which quotes it where the candidate's code catches
+    it."""
+    if mode == "build":
+        manifest.append({"name": name, "failed": str(exc)[-2000:], "error": type(exc).__name__})
+    else:
+        failed_loads.append((name, exc))
+    _build_failure(exc)
 
 
 def _build_failure(exc: Exception) -> Exception:

@@ -24,6 +24,7 @@ hurt the candidate where it cannot.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -33,6 +34,7 @@ import torch
 
 from harness.child import coverage
 from harness.child import observe as cpu_load
+from harness.child.caught import Watch, first_call_done
 from harness.child.channel import Channel, ChannelError
 from harness.child.check import same_values
 from harness.child.common import (
@@ -61,6 +63,7 @@ class Runner:
         self.jit: JitClock | None = None
         self.kept = None      # a checked call's output and its copy taken on return (for `settled`)
         self.last = None      # the last timed call's output (for `output`)
+        self.called = False   # whether a checked call has returned
 
     def setup(self, spec: dict) -> None:
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
@@ -81,11 +84,14 @@ class Runner:
         self.channel.use_device = device_outbox if type(device_outbox) is int else None
         self.channel.send({"event": "ready", "started": self.started})
         candidate_starts()
+        self.answer = str(build_dir / CANDIDATE_FILE)  # the name the candidate's frames carry (caught.py)
         with failing_as("constructing ModelNew failed"):
-            module = import_candidate(build_dir)
+            with Watch("at import", self.answer):
+                module = import_candidate(build_dir)
             self.guard.verify("at import")
             self.model_class = module.ModelNew
-            self.candidate = self.default_candidate = self.construct(self.default)
+            with Watch("in ModelNew.__init__", self.answer):
+                self.candidate = self.default_candidate = self.construct(self.default)
         self.guard.verify("in ModelNew.__init__")
         self.channel.send({"event": "constructed"})
 
@@ -118,9 +124,14 @@ class Runner:
         mine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         if poison:
             self.poison()
+        first = not self.called  # its set-up and first call are what feedback quotes of its output
         with failing_as(f"ModelNew.forward failed ({what})"):
-            out = self.candidate(*mine)
-            self.sync()
+            with Watch("in forward", self.answer) if first else contextlib.nullcontext():
+                out = self.candidate(*mine)
+                self.sync()
+        if first:
+            self.called = True
+            first_call_done()
         self.guard.verify(f"in forward, {what}")
         problem_text = output_problem(out)
         if problem_text:

@@ -127,7 +127,7 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
         )
     out.print(table)
     for r in results:
-        if r.status == "correct" or not r.error:
+        if not r.error:  # a correct result has one only where its low coverage has a cause to quote
             continue
         why = " (no verdict: the harness or the machine failed)" if r.status == HARNESS_ERROR else ""
         out.print(f"\n[{STATUS_STYLE[r.status]}]{r.status}[/] {escape(r.candidate_label)}{why}:")
@@ -139,3 +139,6 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
         if r.status == "compile_error" and r.build and r.build.log:
             out.print(f"[dim]--- end of the compiler output (full log: {escape(r.build.directory)}/build.log)[/]")
             out.print(escape(log_excerpt(r.build.log)), highlight=False)
+        if r.output and r.status != "correct":
+            out.print("[dim]--- what it printed (its build, set-up and first call; the end of it)[/]")
+            out.print(escape(r.output), highlight=False)

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from harness import seal
+from harness.compiler_lines import generated_sources, in_candidate_terms
 from harness.eval import triton_cache
 from harness.eval.build_cost import TORCH_HEADERS, expected_build_cost
 from harness.eval.cache import LOCK, touch
@@ -31,6 +32,7 @@ from harness.facts import meminfo_bytes, usable_cores
 from harness.process import (
     CANDIDATE_FILE,
     CANDIDATE_STARTS,
+    CAUGHT_BUILD,
     HARNESS_FAILED,
     LOG_FILE,
     MANIFEST_FILE,
@@ -209,6 +211,19 @@ class FrontEnds:
 FRONT_ENDS = FrontEnds()  # this process's builds, whichever batch or command started them
 
 
+def _in_answer_lines(log: str, directory: Path, source: str, failed: bool) -> str:
+    """A failed build's log (or one whose failed build the candidate caught) with each compiler diagnostic in a
+    generated file (ext0_x/main.cpp) given the answer's line too, for whoever reads it to fix the answer
+    (compiler_lines.py); the log as it is where that fails: a build's verdict never hangs on it."""
+    if not failed and CAUGHT_BUILD not in log:
+        return log
+    try:
+        return in_candidate_terms(log, generated_sources(directory), source)
+    except (OSError, ValueError) as exc:
+        logger.warning("harness: the build log of %s keeps the generated files' line numbers (%s)", directory, exc)
+        return log
+
+
 @contextlib.contextmanager
 def _exclusive(path: Path):
     """A kernel-held lock: released even if this process dies, unlike torch's `lock` file."""
@@ -251,7 +266,7 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
             env = build_env(device, directory, max_jobs, split_nvcc, yield_cores)
             outcome = run_child(["build", str(directory)], env=env, timeout_s=timeout_s, log_path=log_path,
                                 cwd=directory, policy=confinement and confinement.policy(directory))
-        log = read_log(log_path)
+        log = _in_answer_lines(read_log(log_path), directory, candidate.source, failed=outcome.returncode == 1)
         log_path.write_text(log)  # the build directory keeps what is kept of it (a candidate may print gigabytes)
         if outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout): nothing new starts then
             if made_later is not None:

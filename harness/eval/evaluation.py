@@ -24,8 +24,10 @@ from harness.eval.build import (
     torch_version,
 )
 from harness.eval.confine import UNSANDBOXED, confinement
+from harness.eval.kernel_use import LOW_COVERAGE
 from harness.eval.pch_maker import MadeLater
 from harness.eval.plausibility import CONFIRMED, plausibility_flags
+from harness.eval.said import Said, said
 from harness.problems.gate import degenerate_reasons
 from harness.process import (
     CANDIDATE_STARTS,
@@ -129,6 +131,8 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
                               build=build,
                               error=f"evaluation {outcome.describe()} (--eval-timeout)\n{shown(tail(log, 10))}".strip())
         report = read_report(child.report)
+        words = said(build.log or "", log, {build.directory or "": "<build>", str(child.runner_work): "<scratch>",
+                                            str(settings.cache_dir): "<cache>"})
         exits = child.exits()
         if report is None:  # the judge runs no candidate code: its own failure
             judge_log = read_log(child.work / "eval.log")
@@ -141,7 +145,7 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
             report = report.model_copy(update={"error": f"{report.error}\n{child.runner_outcome()}\n{shown}".strip()})
     finally:
         child.discard()
-    return verdict(job, build, device, settings, report, baseline, peaks, rebaseline,
+    return verdict(job, build, device, settings, report, baseline, peaks, rebaseline, words,
                    stages={**report.stages, "eval": outcome.duration_s, "child_age_s": round(child_age_s, 3),
                            **exits, **contention.stages,
                            **{name: round(ms, 4) for name, ms in (("unreported_ms", report.unreported_ms),
@@ -152,13 +156,16 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
 
 
 def verdict(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, report: WorkerReport,
-            baseline: Baseline | None, peaks: Peaks | None, rebaseline: Rebaseline | None, *,
+            baseline: Baseline | None, peaks: Peaks | None, rebaseline: Rebaseline | None, words: Said, *,
             stages: dict[str, float], contention_flags: tuple[str, ...]) -> EvalResult:
     """The result of what the child reported: its speed's plausibility, the problem's informativeness and whether
-    the candidate's own kernels did the work (kernel_use.py) are decided here."""
+    the candidate's own kernels did the work (kernel_use.py) are decided here; a verdict that is not `correct`
+    quotes what the candidate's code caught of its own failures (said.py)."""
     use = kernel_use.judge(report.coverage if report.status == "correct" else None, device.target,
-                           settings.min_coverage if job.problem.min_coverage is None else job.problem.min_coverage,
-                           build.log)
+                           settings.min_coverage if job.problem.min_coverage is None else job.problem.min_coverage)
+    error = use.rejection or report.error
+    if words.caught and (error or LOW_COVERAGE in use.flags) and words.quote() not in (error or ""):
+        error = f"{error}\n{words.quote()}" if error else words.quote()  # low coverage: why PyTorch did the work
     speedup = None
     if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
         speedup = weighted_speedup(report.workloads) or report.ref_runtime.median_ms / report.runtime.median_ms
@@ -169,7 +176,7 @@ def verdict(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings
     degenerate = degenerate_reasons(report.reference_stats, report.seed_mismatch)
     return result_for(job, device, settings, status="rejected" if use.rejection else report.status,
                       speedup=None if use.rejection else speedup, runtime=report.runtime,
-                      ref_runtime=report.ref_runtime, check=report.check, error=use.rejection or report.error,
+                      ref_runtime=report.ref_runtime, check=report.check, error=error, output=words.printed or None,
                       uninformative="; ".join(degenerate) or None, coverage=report.coverage,
                       workloads=report.workloads,
                       flags=merge_flags(job.flags, flags, contention_flags, [UNINFORMATIVE] if degenerate else [],

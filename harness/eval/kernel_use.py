@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.eval.build import error_lines
-from harness.process import CAUGHT_BUILD
 from harness.types import Coverage, Target
 
 NO_KERNEL_RAN = "no_kernel_ran"
@@ -32,20 +30,20 @@ class KernelUse:
     rejection: str | None = None  # why a result that passed its checks is rejected
 
 
-def judge(coverage: Coverage | None, target: Target, min_coverage: float, build_log: str = "") -> KernelUse:
+def judge(coverage: Coverage | None, target: Target, min_coverage: float) -> KernelUse:
     """The verdict on a correct result's coverage (None: not measured, nothing to judge)."""
     if coverage is None:
         return KernelUse()
     launched_nothing = target == "cuda" and coverage.candidate_ms == 0 and coverage.pytorch_ms + coverage.other_ms > 0
     if coverage.calls == 0 or launched_nothing:
-        return KernelUse((NO_KERNEL_RAN,), _no_kernel_message(coverage, build_log))
+        return KernelUse((NO_KERNEL_RAN,), _no_kernel_message(coverage))
     flags = (INTERPRETED,) if target == "cpu" and coverage.triton_launches else ()
     if coverage.share is not None and coverage.share < min_coverage:
         flags += (LOW_COVERAGE,)
     return KernelUse(flags)
 
 
-def _no_kernel_message(coverage: Coverage, build_log: str) -> str:
+def _no_kernel_message(coverage: Coverage) -> str:
     pytorch = ", ".join(k.name for k in coverage.top if k.owner != "candidate") or "nothing measurable"
     if coverage.calls == 0:
         what = "none of the candidate's kernels ran in its forward (no call into its extension, no Triton launch)"
@@ -54,8 +52,4 @@ def _no_kernel_message(coverage: Coverage, build_log: str) -> str:
     message = (f"rejected at run time [{NO_KERNEL_RAN}]: the output was correct, but {what}; PyTorch did the work "
                f"({pytorch}). A kernel built for show, a fallback taken or a build that failed and was caught "
                f"is not a custom kernel.")
-    if CAUGHT_BUILD in build_log:
-        compiler, caught = build_log.rsplit(CAUGHT_BUILD, 1)
-        message += (f"\nThe kernel's build failed, and the candidate caught it ({caught.strip()[-500:]}):\n"
-                    f"{error_lines(compiler, limit=30)}")
     return message

@@ -76,6 +76,7 @@ class Prompts:
             compiler_errors=error_lines(build_log) if build_log else "",
             max_abs_err=check.max_abs_err if check else None, max_rel_err=check.max_rel_err if check else None,
             mismatch_fraction=check.mismatch_fraction if check else None, turns_left=turns_left,
+            output=result.output if result.status not in ("correct", "compile_error") else "",
             **workload_facts(result))
         return {"role": "user", "content": content}
 

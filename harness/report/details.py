@@ -78,6 +78,7 @@ def _candidate(r: EvalResult, run: int, store: Store, texts: Texts) -> dict:
         "status": r.status, "speedup": r.speedup, "counted": r.counted, "flags": list(r.flags),
         "reason": verdict_reason(r.status, r.error, r.flags, r.uninformative),
         "error": (r.error or "")[:ERROR_CHARS] or None, "uninformative": r.uninformative,
+        "output": texts.ref(r.output) if r.output else None,
         "check": r.check.model_dump() if r.check else None, "check_spec": r.check_spec.name,
         "workloads": [w.record() for w in r.workloads],
         "runtime": r.runtime.model_dump() if r.runtime else None,

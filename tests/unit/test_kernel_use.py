@@ -1,6 +1,5 @@
 """Runtime verdicts from coverage (eval/kernel_use.py): what ran decides, against the threshold in force."""
 from harness.eval.kernel_use import INTERPRETED, LOW_COVERAGE, NO_KERNEL_RAN, judge
-from harness.process import CAUGHT_BUILD
 from harness.types import Coverage, KernelTime
 
 RELU = KernelTime(name="aten::relu", owner="pytorch", ms=1.0)
@@ -13,12 +12,6 @@ def coverage(share, calls=1, candidate_ms=1.0, pytorch_ms=1.0):
 def test_no_call_into_the_candidates_kernels_is_a_rejection_naming_what_did_the_work():
     use = judge(coverage(0.0, calls=0, candidate_ms=0.0), "cpu", 0.5)
     assert use.flags == (NO_KERNEL_RAN,) and f"[{NO_KERNEL_RAN}]" in use.rejection and "aten::relu" in use.rejection
-
-
-def test_a_caught_build_failure_is_quoted_in_the_rejection():
-    log = f"building...\n{CAUGHT_BUILD}\nfallback_ext: RuntimeError: Error building extension 'fallback_ext'\n"
-    use = judge(coverage(0.0, calls=0, candidate_ms=0.0), "cpu", 0.5, log)
-    assert "build failed" in use.rejection and "Error building extension 'fallback_ext'" in use.rejection
 
 
 def test_on_the_gpu_functions_that_launch_no_kernel_of_their_own_ran_none():

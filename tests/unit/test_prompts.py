@@ -96,6 +96,20 @@ def test_feedback_for_each_outcome():
         assert f"the {status} message" in text
 
 
+def test_feedback_quotes_what_the_answer_printed_and_caught_where_it_did_not_pass():
+    prompts = Prompts("cpu")
+    printed = "could not build the extension, using PyTorch: RuntimeError"
+    text = prompts.feedback(result("rejected", error="rejected [no_kernel_ran]\nThe build of extension 'k' failed",
+                                   output=printed), turns_left=2)["content"]
+    assert "The build of extension 'k' failed" in text
+    assert f"What your code printed in its build, set-up and first call (the end of it):\n```\n{printed}\n```" in text
+    t = Timing(median_ms=2.0, mean_ms=2.0, std_ms=0.1, min_ms=1.9, n=10, rse=0.01)
+    caught = "Your code caught an exception from its extension function 'relu' in forward: RuntimeError: bad tile"
+    text = prompts.feedback(result("correct", runtime=t, ref_runtime=t, speedup=1.0, flags=("low_coverage",),
+                                   error=caught, output=printed), turns_left=2)["content"]
+    assert caught in text and printed not in text  # why PyTorch did the work; a correct answer's prints are its own
+
+
 def test_user_prompt_dir_is_validated_and_strict(tmp_path):
     with pytest.raises(PromptError, match="lacks cpu/system.j2"):
         Prompts("cpu", tmp_path)
