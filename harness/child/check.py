@@ -50,7 +50,10 @@ def unlike(out: object, ref: torch.Tensor, where: str = "output") -> Comparison 
     return None
 
 
-def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, where: str = "output") -> Comparison:
+def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, where: str = "output",
+                   locating: bool = True) -> Comparison:
+    """`out` against `ref` within atol + rtol |ref|; on a failure, where the wrong elements are unless not
+    `locating` (two seeds' outputs, which are meant to differ: only how much is wanted)."""
     different = unlike(out, ref, where)
     if different:
         return different
@@ -78,8 +81,8 @@ def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, whe
     fraction = bad / n
     if bad == 0:
         return Comparison(True, None, max_abs, max_rel, 0.0)
-    location = locate(out, ref, (lambda o, r: o != r) if exact else (lambda o, r: _outside(o, r, atol, rtol)[0]),
-                      chunk=CHUNK)
+    wrong = (lambda o, r: o != r) if exact else (lambda o, r: _outside(o, r, atol, rtol)[0])
+    location = locate(out, ref, wrong, chunk=CHUNK) if locating else None
     return Comparison(False, f"{where} mismatch: {bad} of {n} elements ({fraction:.2%}) outside "
                       f"atol={atol:g} rtol={rtol:g}; max abs err {max_abs:.4g}, max rel err {max_rel:.4g}"
                       + (f"\n{location}" if location else ""), max_abs, max_rel, fraction, location=location)

@@ -282,3 +282,10 @@ def test_a_forgotten_tile_whose_zeros_are_right_by_chance_is_still_a_tail():
     assert (f"the last 304 elements in memory order (from (4095, 720) on) are wrong ({wrong} of them; the others "
             "match by chance); every element before them is right: a tail the kernel does not cover") \
         in comparison.message, comparison.message
+
+
+def test_two_seeds_outputs_are_compared_for_how_much_they_differ_not_where():
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    assert compare_tensor(a, b, 1e-4, 1e-4).location is not None
+    unlocated = compare_tensor(a, b, 1e-4, 1e-4, locating=False)
+    assert not unlocated.ok and unlocated.location is None and "\n" not in unlocated.message
