@@ -1,20 +1,6 @@
 """The runner (`python -m harness.child run TARGET FD`): the one process that runs the candidate's code. Started
 ahead of need beside its judge (evaluate.py), it imports torch and readies the device, then does what the judge
-asks over the channel (channel.py, on descriptor FD) and nothing else:
-
-  setup    import the problem and the built candidate, construct ModelNew (the judge's init seed)
-  workload make inputs from the problem with these constants from here on (a ModelNew of its own where they change
-           the init inputs; the same one where they do not)
-  call     one checked forward on the inputs of a seed the judge gives: the output goes back, bytes and all
-  settled  whether that output changed since it was returned (work still running in the background)
-  profile  profiled forwards: the candidate's coverage (coverage.py)
-  time     one timed forward (timing.py's timer), its inputs made first, timed at the judge's `go`: the times
-           go back, the output is kept
-  output   that kept output, for the judge to check
-  jit      Triton's compile and autotune seconds so far (build time, not the stage's)
-  ticks    this process's CPU ticks (the judge's load watch tells them from other processes')
-  ping     an empty round trip, before setup (the judge's measure of what a reply costs)
-  end      the Guard's last look
+asks over the channel (channel.py, on descriptor FD), the requests runner_protocol.py declares, and nothing else.
 
 It never holds the run's seed (only each call's, derived by a hash), never sees the reference's outputs, never
 decides a verdict and writes no report: the judge does, in a process no candidate code runs in. What it reports
@@ -28,12 +14,16 @@ import contextlib
 import os
 import sys
 import traceback
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 import torch
 
 from harness.child import coverage
 from harness.child import observe as cpu_load
+from harness.child import runner_protocol as messages
 from harness.child.caught import Watch, first_call_done
 from harness.child.channel import Channel, ChannelError
 from harness.child.check import same_values
@@ -65,24 +55,33 @@ class Runner:
         self.last = None      # the last timed call's output (for `output`)
         self.called = False   # whether a checked call has returned
 
-    def setup(self, spec: dict) -> None:
+    def reply(self, reply: messages.Reply, value: object = None) -> None:
+        self.channel.send(reply.wire(), value=value)
+
+    def receive(self) -> dict:
+        message, fd = self.channel.receive()
+        if fd is not None:
+            os.close(fd)
+        return message
+
+    def setup(self, spec: messages.Setup) -> None:
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
-            self.problem_path = spec["problem_path"]
+            self.problem_path = spec.problem_path
             self.default = self.current = Instance(self.problem_path)
-            self.init_seed = spec["init_seed"]
-            self.device, _, self.timer, self.sync = target_device(torch, spec["target"])
-            self.dtype = getattr(torch, spec["dtype"])
+            self.init_seed = spec.init_seed
+            self.device, _, self.timer, self.sync = target_device(torch, spec.target)
+            self.dtype = getattr(torch, spec.dtype)
             self.poison = Poison(self.device)
-        build_dir = Path(spec["build_dir"])
+        build_dir = Path(spec.build_dir)
         if uses_triton((build_dir / CANDIDATE_FILE).read_text()):
-            self.jit = JitClock(interpreted=spec["target"] == "cpu")
+            self.jit = JitClock(interpreted=spec.target == "cpu")
         self.guard = Guard(also={__name__: sys.modules[__name__], f"{__name__}.Runner": Runner,
-                                 "harness.child.workload.Instance": Instance})
-        install_extension_loader(build_dir, "load", scratch=Path(spec["scratch"]))
+                                 "harness.child.workload.Instance": Instance,
+                                 **{f"{kind.__module__}.{kind.__name__}": kind for kind in messages.MESSAGES}})
+        install_extension_loader(build_dir, "load", scratch=Path(spec.scratch))
         self.known_ops = coverage.op_namespaces()  # any namespace of operators added from here on is the candidate's
-        device_outbox = spec.get("device_outbox")
-        self.channel.use_device = device_outbox if type(device_outbox) is int else None
-        self.channel.send({"event": "ready", "started": self.started})
+        self.channel.use_device = spec.device_outbox
+        self.reply(messages.Ready(started=self.started))
         candidate_starts()
         self.answer = str(build_dir / CANDIDATE_FILE)  # the name the candidate's frames carry (caught.py)
         with failing_as("constructing ModelNew failed"):
@@ -93,14 +92,15 @@ class Runner:
             with Watch("in ModelNew.__init__", self.answer):
                 self.candidate = self.default_candidate = self.construct(self.default)
         self.guard.verify("in ModelNew.__init__")
-        self.channel.send({"event": "constructed"})
+        self.reply(messages.Constructed())
 
     def construct(self, instance: Instance):
         return construct(self.model_class, instance.init_inputs, self.device, self.dtype, self.init_seed)
 
-    def workload(self, values: dict, distribution: list, what: str) -> None:
+    def workload(self, request: messages.Workload) -> None:
         """Inputs from these constants from now on; ModelNew kept where the init inputs stay the same (a candidate
         that keeps what its first call saw meets other sizes), constructed anew where they change."""
+        values, distribution, what = request.values, request.distribution, request.what
         if not values and tuple(distribution) == (1.0, 0.0):
             self.current, self.candidate = self.default, self.default_candidate
         else:
@@ -114,15 +114,16 @@ class Runner:
                     self.candidate = self.construct(instance)
                 self.guard.verify(f"in ModelNew.__init__ ({what})")
             self.current = instance
-        self.channel.send({"event": "workload"})
+        self.reply(messages.WorkloadMade())
 
     def inputs(self, seed: int) -> list:
         return self.current.inputs(self.device, self.dtype, seed)
 
-    def call(self, seed: int, poison: bool, what: str) -> None:
-        inputs = self.inputs(seed)
+    def call(self, request: messages.Call) -> None:
+        what = request.what
+        inputs = self.inputs(request.seed)
         mine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        if poison:
+        if request.poison:
             self.poison()
         first = not self.called  # its set-up and first call are what feedback quotes of its output
         with failing_as(f"ModelNew.forward failed ({what})"):
@@ -141,17 +142,17 @@ class Runner:
                    if isinstance(a, torch.Tensor) and not same_values(a, b)]
         if changed:
             raise EvalFailure("incorrect", f"{what}: ModelNew.forward modified its input(s) {changed}")
-        self.channel.send({"event": "called"}, value=self.kept[1])
+        self.reply(messages.Called(), value=self.kept[1])
 
-    def settled(self) -> None:
+    def settled(self, _: messages.Settled) -> None:
         out, copy = self.kept
         self.kept = None
-        self.channel.send({"changed": not identical(out, copy)})
+        self.reply(messages.Settledness(changed=not identical(out, copy)))
 
-    def profile(self, seed: int) -> None:
+    def profile(self, request: messages.Profile) -> None:
         """Profiled forwards on one set of inputs, the median by share: on the CPU, where time is wall time,
         several (a call the machine interrupts inside one range moves that call's share, not the median)."""
-        inputs = self.inputs(seed)
+        inputs = self.inputs(request.seed)
         cuda = self.device.type == "cuda"
         profiled = []
         with failing_as("ModelNew.forward failed (the profiled call)"):
@@ -160,68 +161,58 @@ class Runner:
                                                namespaces=coverage.op_namespaces() - self.known_ops)
                 profiled.append(measured)
         self.guard.verify("in forward, the profiled call")
-        self.channel.send({"coverage": coverage.median_by_share(profiled).model_dump(mode="json")})
+        self.reply(messages.Profiled(coverage=coverage.median_by_share(profiled).model_dump(mode="json")))
 
-    def time(self, seed: int) -> None:
+    def time(self, request: messages.Time) -> None:
         """Make the inputs, say so, and time the call when the judge says go (its clock runs from there)."""
-        args = self.inputs(seed)
+        args = self.inputs(request.seed)
         self.last = None
-        self.channel.send({"event": "armed"})
-        message, fd = self.channel.receive()
-        if fd is not None:
-            os.close(fd)
-        if message.get("op") != "go":
-            raise RuntimeError(f"expected go, got {message.get('op')!r}")
+        self.reply(messages.Armed())
+        messages.Go.read(self.receive())
         with failing_as("failed while timing"):
             sample = self.timer(self.candidate, args)
         self.last = sample.output
-        self.channel.send({"event_ms": sample.event_ms, "wall_ms": sample.wall_ms})
+        self.reply(messages.Timed(event_ms=sample.event_ms, wall_ms=sample.wall_ms))
 
-    def output(self, what: str) -> None:
+    def output(self, request: messages.Output) -> None:
+        what = request.what
         problem_text = output_problem(self.last)
         if problem_text:
             raise EvalFailure("incorrect", f"{what}: {problem_text}")
-        self.channel.send({"event": "output"}, value=self.last)
+        self.reply(messages.Handed(), value=self.last)
         # After the send, so the judge's clock on the handover sees the copy alone; a patch found here fails the
         # next request (the end's, at the latest).
         self.guard.verify(f"in forward, {what}")
 
-    def end(self) -> None:
+    def jit_seconds(self, _: messages.Jit) -> None:
+        self.reply(messages.JitSeconds(seconds=dict(self.jit.seconds) if self.jit else {}))
+
+    def ping(self, _: messages.Ping) -> None:
+        """The judge's round trips, before setup: no code of the candidate's here yet."""
+        self.reply(messages.Pong())
+
+    def ticks(self, _: messages.Ticks) -> None:
+        self.reply(messages.OwnTicks(ticks=cpu_load.own_ticks()))
+
+    def end(self, _: messages.End) -> None:
         self.guard.verify("while being timed")
-        self.channel.send({"event": "end"})
+        self.reply(messages.Ended())
+
+    # What serves each request the protocol declares (runner_protocol.REQUESTS). Read-only, and a class attribute,
+    # so a candidate that redirects a request must change Runner, which the Guard watches.
+    SERVES: Mapping[type[messages.Request], Callable[[Runner, Any], None]] = MappingProxyType({
+        messages.Ping: ping, messages.Setup: setup, messages.Workload: workload, messages.Call: call,
+        messages.Settled: settled, messages.Profile: profile, messages.Time: time, messages.Output: output,
+        messages.Jit: jit_seconds, messages.Ticks: ticks, messages.End: end})
 
     def serve(self) -> None:
-        """Do what the judge asks until it says `end` (or goes away)."""
+        """Do what the judge asks until it says End (or goes away); a request it does not declare ends the runner
+        (runner_protocol.MalformedMessage, reported as the harness's error)."""
         while True:
-            message, fd = self.channel.receive()
-            if fd is not None:
-                os.close(fd)
-            op = message.get("op")
-            if op == "setup":
-                self.setup(message)
-            elif op == "workload":
-                self.workload(message["values"], message["distribution"], message["what"])
-            elif op == "call":
-                self.call(message["seed"], message["poison"], message["what"])
-            elif op == "settled":
-                self.settled()
-            elif op == "profile":
-                self.profile(message["seed"])
-            elif op == "time":
-                self.time(message["seed"])
-            elif op == "output":
-                self.output(message["what"])
-            elif op == "jit":
-                self.channel.send({"seconds": dict(self.jit.seconds) if self.jit else {}})
-            elif op == "ping":  # the judge's round trips, before setup: no code of the candidate's here yet
-                self.channel.send({"event": "pong"})
-            elif op == "ticks":
-                self.channel.send({"ticks": cpu_load.own_ticks()})
-            elif op == "end":
-                self.end()
+            request = messages.read_request(self.receive())
+            Runner.SERVES[type(request)](self, request)
+            if type(request) is messages.End:
                 return
-            else:
-                raise RuntimeError(f"unknown request {op!r}")
 
 
 def warm_up(target: str) -> dict:
@@ -264,6 +255,6 @@ def main(argv: list[str]) -> int:
 
 def _report(channel: Channel, status: str, message: str) -> None:
     try:
-        channel.send({"failure": {"status": status, "message": message}})
+        channel.send(messages.Failure(status=status, message=message).wire())
     except (ChannelError, OSError):
         pass
