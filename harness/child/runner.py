@@ -76,8 +76,7 @@ class Runner:
         if uses_triton((build_dir / CANDIDATE_FILE).read_text()):
             self.jit = JitClock(interpreted=spec.target == "cpu")
         self.guard = Guard(also={__name__: sys.modules[__name__], f"{__name__}.Runner": Runner,
-                                 "harness.child.workload.Instance": Instance,
-                                 **{f"{kind.__module__}.{kind.__name__}": kind for kind in messages.MESSAGES}})
+                                 "harness.child.workload.Instance": Instance})
         install_extension_loader(build_dir, "load", scratch=Path(spec.scratch))
         self.known_ops = coverage.op_namespaces()  # any namespace of operators added from here on is the candidate's
         self.channel.use_device = spec.device_outbox

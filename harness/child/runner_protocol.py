@@ -35,10 +35,12 @@ class Message:
     FIELDS: ClassVar[tuple[tuple[str, tuple[type, ...]], ...]]
 
     def wire(self) -> dict:
+        """What the channel sends: its name and its fields."""
         return {self.KEY: self.NAME, **{name: getattr(self, name) for name, _ in self.FIELDS}}
 
     @classmethod
     def read(cls: type[M], message: dict) -> M:
+        """The message a received packet is, or MalformedMessage."""
         if message.get(cls.KEY) != cls.NAME:
             raise MalformedMessage(f"expected {cls.NAME}, got {message.get(cls.KEY)!r}")
         for name, kinds in cls.FIELDS:
@@ -60,10 +62,12 @@ class Request(Message):
 
 
 _MISSING = object()
+REQUESTS: dict[str, type[Request]] = {}  # what the runner serves, by name: every request declared below but Go
 
 
-def _declare(name: str, *replies: type[Reply]):
-    """A message class: a frozen dataclass named `name` on the wire; a request's replies, in order."""
+def _declare(name: str, *replies: type[Reply], served: bool = True):
+    """A message class: a frozen dataclass named `name` on the wire. A request's replies, in order; a served one
+    joins REQUESTS."""
     def declare(cls: type[M]) -> type[M]:
         cls = dataclasses.dataclass(frozen=True, slots=True)(cls)
         hints = typing.get_type_hints(cls)
@@ -71,6 +75,8 @@ def _declare(name: str, *replies: type[Reply]):
         cls.FIELDS = tuple((f.name, _runtime_types(hints[f.name])) for f in dataclasses.fields(cls))
         if issubclass(cls, Request):
             cls.REPLIES = replies
+            if served:
+                REQUESTS[name] = cls
         return cls
     return declare
 
@@ -214,7 +220,7 @@ class Time(Request):
     seed: int
 
 
-@_declare("go", Timed)
+@_declare("go", Timed, served=False)
 class Go(Request):
     """The second half of Time, never served alone: the judge's clock runs from here to the reply."""
 
@@ -238,16 +244,6 @@ class Ticks(Request):
 @_declare("end", Ended)
 class End(Request):
     """The Guard's last look."""
-
-
-# What the runner serves, by name: every request but Go, which only Time awaits.
-REQUESTS: dict[str, type[Request]] = {r.NAME: r for r in (
-    Ping, Setup, Workload, Call, Settled, Profile, Time, Output, Jit, Ticks, End)}
-
-
-# Every message class, for the runner's Guard: a candidate that changes how a message is made is tampering.
-MESSAGES: tuple[type[Message], ...] = (Message, Reply, Request, *REQUESTS.values(), Go, *{
-    reply for request in (*REQUESTS.values(), Go) for reply in request.REPLIES}, Failure)
 
 
 def read_request(message: dict) -> Request:

@@ -110,7 +110,6 @@ def test_every_message_the_module_declares_is_in_its_tables():
     requests = {k for k in declared if issubclass(k, messages.Request)}
     assert requests == set(messages.REQUESTS.values()) | {messages.Go}
     assert declared - requests == {r for k in requests for r in k.REPLIES} | {messages.Failure}
-    assert set(messages.MESSAGES) == declared | bases  # what the runner's Guard watches
     for kinds in (requests, declared - requests):
         assert len({k.NAME for k in kinds}) == len(kinds)
 
