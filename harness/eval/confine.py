@@ -10,7 +10,6 @@ from pathlib import Path
 from harness import sandbox, seal
 from harness.config import Settings
 
-UNSANDBOXED = "unsandboxed"  # the flag of a result whose children ran without the sandbox (--sandbox off)
 # Credentials a candidate has no reason to read (with no network it could still print them into its log, which
 # feedback shows to the model).
 CREDENTIALS = (".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh", ".docker", ".kube", ".netrc",
