@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness import sandbox, seal
 from harness.config import Settings
+from harness.errors import InputError
 
 # Credentials a candidate has no reason to read (with no network it could still print them into its log, which
 # feedback shows to the model).
@@ -16,7 +17,7 @@ CREDENTIALS = (".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh", ".docke
                ".git-credentials", ".pypirc")
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(InputError, RuntimeError):
     """The sandbox was asked for and this machine cannot give it (probe()'s reason in the message)."""
 
 
