@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from harness.config import Settings, load_settings
 from harness.device import discover
+from harness.errors import InputError
 from harness.eval import confine
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
@@ -106,7 +107,7 @@ OFFLINE_SET = {"cuda": "level1,level2,level3", "cpu": "cpu"}
 REFERENCE_SOLUTIONS = SOLUTIONS_DIR
 
 
-class RunError(ValueError):
+class RunError(InputError, ValueError):
     """A run that cannot start as asked (a resume with nothing to resume, changed settings, no key...)."""
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator
 
 from harness.checks import CheckSpec, check_spec
+from harness.errors import InputError
 from harness.types import Frozen, TimingSettings
 
 if sys.version_info >= (3, 11):
@@ -28,7 +29,7 @@ else:  # Python 3.10: the same parser as the tomli package, if installed
 CONFIG_FILE = "harness.toml"  # read from the working directory when no --config FILE is given
 
 
-class SettingsError(ValueError):
+class SettingsError(InputError, ValueError):
     """A bad setting: unknown, of the wrong type or out of range, or an unreadable config file. The message
     names the setting and where it came from; the CLI reports it with exit status 2."""
 

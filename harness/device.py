@@ -8,10 +8,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from harness.errors import InputError
 from harness.types import DeviceInfo, Target
 
 
-class DeviceError(RuntimeError):
+class DeviceError(InputError, RuntimeError):
     """The requested target cannot run here."""
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from harness.device import cpu_name, cpuinfo
+from harness.errors import InputError
 from harness.process import child_env
 from harness.types import DeviceInfo, TargetFacts
 
@@ -32,7 +33,7 @@ print(json.dumps({"name": p.name, "cc": f"{p.major}.{p.minor}", "sms": p.multi_p
 """
 
 
-class FactsError(RuntimeError):
+class FactsError(InputError, RuntimeError):
     """The GPU could not be queried."""
 
 

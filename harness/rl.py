@@ -13,7 +13,7 @@ Rewards come from `Evaluator` (builds cached, results stored, every child sandbo
   + its speed, where it counts                        Shaping.per_doubling x log2(speedup), within [-1, 3]
   the harness failed, or the machine was contended    None: no verdict on the candidate (TRL skips it)
 
-A correct result with a flag that makes its speed untrustworthy (types.EXCLUDING_FLAGS: faster than light,
+A correct result with a flag that makes its speed untrustworthy (flags.EXCLUDING: faster than light,
 reference slowed, timing disputed, hidden work...) earns no speed term; one flagged as gaming the timing earns
 Shaping.built only, so an exploit never pays more than an honest wrong answer.
 """
@@ -29,18 +29,26 @@ from pathlib import Path
 from harness.api import Evaluator, ProblemRef
 from harness.device import discover
 from harness.facts import gather
+from harness.flags import (
+    CONTENDED,
+    EXCLUDING,
+    FASTER_THAN_LIGHT,
+    HIDDEN_WORK,
+    IMPLAUSIBLE_SPEEDUP,
+    REFERENCE_SLOWED,
+    TIMING_DISPUTED,
+)
 from harness.llm.extract import Extraction, extract
 from harness.llm.prompts import Prompts
 from harness.problems.index import resolve
-from harness.types import EXCLUDING_FLAGS, HARNESS_ERROR, Backend, EvalResult, Problem, Target
+from harness.types import HARNESS_ERROR, Backend, EvalResult, Problem, Target
 
 __all__ = ["Extraction", "GRPOReward", "Shaping", "extract", "render_prompt", "verl_batch_score", "verl_score"]
 
 # Flags that say the candidate itself bent the measurement (not the machine, not the problem).
-GAMING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work",
-                          "timing_disputed"})
+GAMING_FLAGS = frozenset({IMPLAUSIBLE_SPEEDUP, FASTER_THAN_LIGHT, REFERENCE_SLOWED, HIDDEN_WORK, TIMING_DISPUTED})
 # Flags that say nothing was measured about the candidate: the machine's doing, not the candidate's.
-MACHINE_FLAGS = frozenset({"contended"})
+MACHINE_FLAGS = frozenset({CONTENDED})
 
 
 def render_prompt(problem: ProblemRef, *, target: Target | None = None, backend: Backend = "cuda",
@@ -73,7 +81,7 @@ class Shaping:
             return self.built
         if GAMING_FLAGS & set(result.flags):
             return self.built
-        if EXCLUDING_FLAGS & set(result.flags) or not result.speedup:
+        if EXCLUDING & set(result.flags) or not result.speedup:
             return self.correct
         doublings = min(self.max_log2, max(self.min_log2, math.log2(result.speedup)))
         return self.correct + self.per_doubling * doublings

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from harness import seal
 from harness.checks import TRUTH, CheckSpec
+from harness.errors import InputError
 from harness.store_schema import SCHEMA_VERSION, upgrade_script
 from harness.types import (
     PROTOCOL_VERSION,
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 SEALED_EVALUATION = ("candidate_sha256", "problem_sha256", "device_name", "target", "protocol_version", "status",
                      "flags", "result_json")
 
-class StoreError(RuntimeError):
+class StoreError(InputError, RuntimeError):
     """The results database cannot be used."""
 
 

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from harness.checks import CheckResult, CheckSpec
+from harness.flags import counts
 from harness.records import Frozen
 from harness.workloads import DEFAULT, Workload, WorkloadResult
 
@@ -34,19 +35,6 @@ HARNESS_ERROR: Status = "harness_error"
 VERDICTS: tuple[Status, ...] = tuple(s for s in STATUSES if s != HARNESS_ERROR)
 
 BuildStatus = Literal["ok", "compile_error", "timeout", "harness_error"]
-
-# Flags that say a correct result's speed cannot be trusted (contended: another process used the device while it was
-# timed): never counted in fast_p, the geometric mean or "best" (harness/eval/plausibility.py); others only inform.
-EXCLUDING_FLAGS = frozenset({"implausible_speedup", "faster_than_light", "reference_slowed", "hidden_work",
-                             "timing_disputed", "contended", "uninformative_problem", "low_coverage", "interpreted"})
-# The problem's reference output cannot tell a right answer from a wrong one at its tolerance (problems/gate.py's
-# degenerate_reasons, checked in every evaluation): the verdict says nothing, so the result is in no rate at all.
-UNINFORMATIVE = "uninformative_problem"
-
-
-def merge_flags(*groups: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """Flags from several sources (static rules, plausibility, the GPU check), in order, each once."""
-    return tuple(dict.fromkeys(flag for group in groups for flag in group))
 
 # Bump when the correctness or timing protocol changes: stored results of another version are not reused.
 PROTOCOL_VERSION = 20  # 2: fp32 evaluations with TF32 off in cuDNN too; 3: integrity rules and defenses; 4:
@@ -220,8 +208,8 @@ class EvalResult(Frozen):
 
     @property
     def counted(self) -> bool:
-        """Correct, with a speedup, and no flag that makes its speed untrustworthy."""
-        return self.status == "correct" and self.speedup is not None and not EXCLUDING_FLAGS & set(self.flags)
+        """Correct, with a speedup, and no flag that makes its speed untrustworthy (flags.counts)."""
+        return counts(self.status, self.speedup, self.flags)
 
     @property
     def candidate_label(self) -> str:

@@ -39,6 +39,7 @@ import stat
 import torch
 
 from harness.child import device_share
+from harness.errors import HarnessError
 
 LIMIT = 1 << 16          # bytes of JSON in one packet
 DEPTH = 8                # nesting of an output's tuples and lists
@@ -50,7 +51,7 @@ DTYPES = {str(d).removeprefix("torch."): d for d in (
     torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)}
 
 
-class ChannelError(Exception):
+class ChannelError(HarnessError):
     """The other side broke the protocol, or went away."""
 
 

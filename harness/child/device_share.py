@@ -23,6 +23,8 @@ import functools
 import os
 import stat
 
+from harness.errors import HarnessError
+
 _POSIX_FD = 1            # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
 _PINNED = 1              # CU_MEM_ALLOCATION_TYPE_PINNED
 _ON_DEVICE = 1           # CU_MEM_LOCATION_TYPE_DEVICE
@@ -31,7 +33,7 @@ _VMM_SUPPORTED, _POSIX_FD_SUPPORTED = 102, 103  # CU_DEVICE_ATTRIBUTE_*
 NVIDIA_MAJOR = 195       # the driver's character devices (/dev/nvidia*); an exported handle is one of them
 
 
-class DeviceShareError(Exception):
+class DeviceShareError(HarnessError):
     """The driver refused, or a descriptor is not one it exported."""
 
 

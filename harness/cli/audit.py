@@ -13,7 +13,8 @@ from harness.cli.console import UsageError, emit_json, err, out, problem_root
 from harness.cli.options import settings_from
 from harness.cli.progress import ConsoleEvents
 from harness.device import discover
-from harness.eval.audit import Answer, AnswersError, read_answer_dir, read_answers, verdict_reason
+from harness.errors import HarnessFailed
+from harness.eval.audit import Answer, read_answer_dir, read_answers, verdict_reason
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import evaluate
@@ -48,11 +49,8 @@ def add_parser(sub, eval_opts: argparse.ArgumentParser) -> None:
 
 def cmd_audit(args) -> int:
     settings = settings_from(args)
-    try:
-        answers = (read_answer_dir(args.answers, problem_root(args)) if args.answers.is_dir() else
-                   read_answers(args.answers, problem_root(args), settings.results_dir / "audit-problems"))
-    except AnswersError as exc:
-        raise UsageError(str(exc)) from None
+    answers = (read_answer_dir(args.answers, problem_root(args)) if args.answers.is_dir() else  # AnswersError: exit 2
+               read_answers(args.answers, problem_root(args), settings.results_dir / "audit-problems"))
     device = discover(args.target)
     unusable = screen([a.problem for a in answers], device.target, settings.results_dir / "gate")
     for pid, why in unusable.items():
@@ -76,9 +74,7 @@ def cmd_audit(args) -> int:
         print_audit(rows, results[0].device_name if results else device.name)
     faults = sum(r.status == HARNESS_ERROR for r in results)
     if faults:
-        err.print(f"[bold red]{faults} harness error(s)[/]: the harness or the machine failed, not the answer; "
-                  "run the same command again", soft_wrap=True)
-        return 3
+        raise HarnessFailed(faults, "the harness or the machine failed, not the answer; run the same command again")
     return 0
 
 

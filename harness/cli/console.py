@@ -25,6 +25,7 @@ from pathlib import Path
 from rich.console import Console
 
 from harness.config import load_settings
+from harness.errors import InputError
 from harness.problems import index as problem_index
 
 
@@ -54,7 +55,7 @@ class Parser(argparse.ArgumentParser):
         return parsed, extras
 
 
-class UsageError(Exception):
+class UsageError(InputError):
     """Bad input from the user: reported in one message, exit status 2."""
 
 

@@ -12,6 +12,7 @@ from harness.cli.options import settings_from
 from harness.cli.problems import memory_filter
 from harness.cli.progress import ConsoleEvents
 from harness.device import discover
+from harness.errors import HarnessFailed
 from harness.eval.build import log_excerpt
 from harness.eval.context import ProblemContext, contexts_for
 from harness.eval.pipeline import candidate_jobs, evaluate
@@ -75,12 +76,8 @@ def cmd_eval(args) -> int:
         print_results(results, contexts)
     faults = sum(r.status == HARNESS_ERROR for r in results)
     if faults:
-        err.print(
-            f"[bold red]{faults} harness error(s)[/]: the harness or the machine failed, not the candidate; "
-            "nothing was cached, run the same command again",
-            soft_wrap=True,
-        )
-        return 3
+        raise HarnessFailed(faults, "the harness or the machine failed, not the candidate; nothing was cached, run "
+                                    "the same command again")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The `harness` command: the parser, assembled from each command's module, and the exit statuses."""
+"""The `harness` command: the parser, assembled from each command's module; its exit statuses are cli/exits.py's."""
 
 from __future__ import annotations
 
@@ -11,39 +11,22 @@ import signal
 import sys
 import threading
 
-from pydantic import ValidationError
-from rich.markup import escape
-
-from harness.api import RunError
 from harness.cli import audit as cli_audit
 from harness.cli import bench as cli_bench
 from harness.cli import cache as cli_cache
 from harness.cli import config as cli_config
 from harness.cli import doctor as cli_doctor
 from harness.cli import eval as cli_eval
+from harness.cli import exits
 from harness.cli import problems as cli_problems
 from harness.cli import report as cli_report
 from harness.cli import run as cli_run
-from harness.cli.console import Parser, UsageError, err
+from harness.cli.console import Parser
 from harness.cli.options import eval_options, problems_options, select_options, store_options
-from harness.config import SettingsError
-from harness.device import DeviceError
-from harness.eval.candidate import CandidateError
-from harness.eval.confine import SandboxUnavailable
-from harness.eval.ray import RayUnavailable
-from harness.facts import FactsError
-from harness.llm.prompts import PromptError
-from harness.llm.providers import ProviderConfigError, ProviderError
-from harness.problems.index import ProblemError
-from harness.store import StoreError
 
 # Signals that stop the harness the way Ctrl-C does when sent to it alone (`timeout`, a job scheduler, `kill`, a closed
 # terminal): its children run in sessions of their own, which no signal to it reaches, so it must stop them itself.
 STOPPING = (signal.SIGTERM, signal.SIGHUP)
-
-# Bad input, named and explained: exit status 2, nothing half-written.
-USAGE_ERRORS = (UsageError, SettingsError, RunError, ProblemError, CandidateError, DeviceError, StoreError,
-                PromptError, FactsError, ProviderConfigError, RayUnavailable, SandboxUnavailable)
 
 
 def build_parser() -> Parser:
@@ -138,26 +121,5 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with stopped_by_signals():
             return args.func(args)
-    except USAGE_ERRORS as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        return 2
-    except ProviderError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        if resumable:
-            err.print(
-                "what was finished is stored; continue with the same command and --run, or with --resume",
-                soft_wrap=True,
-            )
-        return 1
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        err.print(f"[red]error:[/] bad setting {'.'.join(map(str, first['loc']))}: {escape(first['msg'])}")
-        return 2
-    except KeyboardInterrupt as exc:
-        signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
-        err.print(
-            ("[red]interrupted[/]" if signum == signal.SIGINT else f"[red]stopped by {signal.Signals(signum).name}[/]")
-            + (": results finished so far are in the store" if stored else "")
-            + ("; continue with --resume" if resumable else "")
-        )
-        return 128 + signum
+    except (*exits.HANDLED, KeyboardInterrupt) as exc:  # the exit statuses: cli/exits.py
+        return exits.end(exc, resumable=resumable, stored=stored)

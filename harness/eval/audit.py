@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.checks import CHECK_NAMES
+from harness.errors import InputError
 from harness.eval import source_graph
 from harness.problems.index import ProblemError, resolve
 from harness.types import Problem
@@ -19,7 +20,7 @@ from harness.types import Problem
 FIELDS = {"problem", "source", "claimed_speedup", "label", "check"}
 
 
-class AnswersError(ValueError):
+class AnswersError(InputError, ValueError):
     """An answer file that cannot be audited; the message names the file, the line and the fix."""
 
 

@@ -6,11 +6,12 @@ import ast
 import hashlib
 from pathlib import Path
 
+from harness.errors import InputError
 from harness.eval import source_graph
 from harness.types import Candidate, Status
 
 
-class CandidateError(ValueError):
+class CandidateError(InputError, ValueError):
     """A candidate file that cannot be read."""
 
 

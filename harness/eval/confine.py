@@ -9,15 +9,15 @@ from pathlib import Path
 
 from harness import sandbox, seal
 from harness.config import Settings
+from harness.errors import InputError
 
-UNSANDBOXED = "unsandboxed"  # the flag of a result whose children ran without the sandbox (--sandbox off)
 # Credentials a candidate has no reason to read (with no network it could still print them into its log, which
 # feedback shows to the model).
 CREDENTIALS = (".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh", ".docker", ".kube", ".netrc",
                ".git-credentials", ".pypirc")
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(InputError, RuntimeError):
     """The sandbox was asked for and this machine cannot give it (probe()'s reason in the message)."""
 
 

@@ -23,11 +23,11 @@ from harness.eval.build import (
     harness_version,
     torch_version,
 )
-from harness.eval.confine import UNSANDBOXED, confinement
-from harness.eval.kernel_use import LOW_COVERAGE
+from harness.eval.confine import confinement
 from harness.eval.pch_maker import MadeLater
 from harness.eval.plausibility import CONFIRMED, plausibility_flags
 from harness.eval.said import Said, said
+from harness.flags import LOW_COVERAGE, UNINFORMATIVE, UNSANDBOXED, merge_flags
 from harness.problems.gate import degenerate_reasons
 from harness.process import (
     CANDIDATE_STARTS,
@@ -41,7 +41,6 @@ from harness.process import (
 from harness.protocol import WorkerReport, WorkerSpec
 from harness.types import (
     HARNESS_ERROR,
-    UNINFORMATIVE,
     Baseline,
     BuildResult,
     Candidate,
@@ -49,7 +48,6 @@ from harness.types import (
     EvalResult,
     Peaks,
     Problem,
-    merge_flags,
 )
 from harness.workloads import mask_numbers, weighted_speedup
 

@@ -10,7 +10,7 @@ the clean-process rebaseline cannot tell, since it is slowed as much. So, per ev
           too, from a thread: NVML keeps a limited history of samples).
 
 Work seen before (still there after the wait) or during flags the result `contended`: it is kept, and counts
-in no aggregate (types.EXCLUDING_FLAGS). Once a wait has run out, later evaluations on that GPU do not wait
+in no aggregate (flags.EXCLUDING). Once a wait has run out, later evaluations on that GPU do not wait
 again until it is seen free: a long job elsewhere costs one wait, not one per candidate.
 
 What is sampled, per GPU (NVML through pynvml, from nvidia-ml-py; else nvidia-smi; else nothing is checked,
@@ -46,11 +46,11 @@ from dataclasses import dataclass, field
 
 from harness import process
 from harness.eval.gpu_sampler import Sampler, SamplerError, open_sampler
+from harness.flags import CONTENDED
 from harness.types import DeviceInfo
 
 log = logging.getLogger(__name__)
 
-CONTENDED = "contended"
 FOREIGN_UTIL_PCT = 5.0  # SM utilization of another process (or of the device with nothing of ours on it)
 LOOKBACK_S = 1.0        # before an evaluation: foreign work this recent counts as ongoing
 IDLE_S = 1.0            # waiting: the GPU must have been free of foreign work this long

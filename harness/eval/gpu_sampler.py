@@ -9,10 +9,12 @@ import shutil
 import subprocess
 from typing import Protocol
 
+from harness.errors import HarnessError
+
 log = logging.getLogger(__name__)
 
 
-class SamplerError(RuntimeError):
+class SamplerError(HarnessError, RuntimeError):
     """The GPU could not be queried this time."""
 
 

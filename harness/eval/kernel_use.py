@@ -17,11 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.flags import INTERPRETED, LOW_COVERAGE, NO_KERNEL_RAN
 from harness.types import Coverage, Target
-
-NO_KERNEL_RAN = "no_kernel_ran"
-LOW_COVERAGE = "low_coverage"
-INTERPRETED = "interpreted"
 
 
 @dataclass(frozen=True)

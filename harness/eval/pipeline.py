@@ -21,6 +21,7 @@ from harness.eval.candidate import load_candidate, precheck
 from harness.eval.evaluation import Job, result_for
 from harness.eval.rules import check as check_rules
 from harness.eval.scheduler import OnBuilt, OnEvaluated, run_jobs
+from harness.flags import merge_flags
 from harness.store import Store
 from harness.types import (
     COMPILE_KINDS,
@@ -30,7 +31,6 @@ from harness.types import (
     DeviceInfo,
     EvalResult,
     Problem,
-    merge_flags,
 )
 
 SOLUTIONS_DIR = reference_solutions()

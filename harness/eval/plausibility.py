@@ -17,7 +17,7 @@
                        more than the same clock saw around the reference's (the runner's figures were altered;
                        not judged on a contended result)
 
-These flags exclude a result from fast_p, the geometric mean and "best" (types.EXCLUDING_FLAGS);
+These flags exclude a result from fast_p, the geometric mean and "best" (flags.EXCLUDING);
 noisy_timing (the timing stopped at its budget before it converged) only informs. Those that blame the candidate on
 one evaluation's clocks (CONFIRMED) stand only if a second evaluation, in new children, raises them too
 (evaluation.py).
@@ -29,6 +29,15 @@ from collections.abc import Callable
 
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from harness.eval.roofline import ceiling_ms
+from harness.flags import (
+    CONTENDED,
+    FASTER_THAN_LIGHT,
+    HIDDEN_WORK,
+    IMPLAUSIBLE_SPEEDUP,
+    NOISY_TIMING,
+    REFERENCE_SLOWED,
+    TIMING_DISPUTED,
+)
 from harness.protocol import WorkerReport
 from harness.types import Baseline, DeviceInfo, Peaks
 
@@ -36,7 +45,7 @@ from harness.types import Baseline, DeviceInfo, Peaks
 # slow (one honest Triton candidate of 64 on an H100 handed its outputs over 1.29 ms slower than a copy, on every
 # checked call, where the other 63 took at most 0.85 ms), shows in one evaluation; a candidate that causes the flag
 # causes it again.
-CONFIRMED = frozenset({"reference_slowed", "hidden_work", "timing_disputed"})
+CONFIRMED = frozenset({REFERENCE_SLOWED, HIDDEN_WORK, TIMING_DISPUTED})
 SOL_MARGIN = 0.95      # slack for writes still in L2 when the end event fires
 SLOW_FACTOR = 1.5      # reference beside the candidate vs in a clean process
 SLOW_MIN_MS = 0.05
@@ -62,14 +71,14 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
     if speedup is None:
         speedup = report.ref_runtime.median_ms / report.runtime.median_ms if report.runtime.median_ms > 0 else 0.0
     if speedup > max_speedup and not contended:
-        flags.append("implausible_speedup")
+        flags.append(IMPLAUSIBLE_SPEEDUP)
     bound = ceiling_ms(baseline, peaks, device, dtype)
     if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
-        flags.append("faster_than_light")
+        flags.append(FASTER_THAN_LIGHT)
     ran_beside = report.stages.get("runner_running", 0) > 0  # a thread of the candidate's ran while it was timed
     if not contended and (ran_beside or slowed(report, baseline) and
                           (rebaseline is None or slowed(report, rebaseline() or baseline))):
-        flags.append("reference_slowed")
+        flags.append(REFERENCE_SLOWED)
     return flags
 
 
@@ -82,9 +91,9 @@ def measurement_flags(report: WorkerReport, device: DeviceInfo, gpu_contended: b
         flags += [] if flags else deferred_work(report, device.target)
         flags += timing_disputed(report, device.target)
     if not report.converged:
-        flags.append("noisy_timing")
+        flags.append(NOISY_TIMING)
     if cores_contended(report):
-        flags.append("contended")
+        flags.append(CONTENDED)
     return flags
 
 
@@ -107,7 +116,7 @@ def hidden_work(candidate, reference) -> list[str]:
     if candidate.wall_median_ms is None or reference.wall_median_ms is None:
         return []  # a timer without a wall clock beside it (the cpu's)
     extra = (candidate.wall_median_ms - candidate.median_ms) - (reference.wall_median_ms - reference.median_ms)
-    return ["hidden_work"] if extra > max(HIDDEN_MIN_MS, HIDDEN_SHARE * candidate.median_ms) else []
+    return [HIDDEN_WORK] if extra > max(HIDDEN_MIN_MS, HIDDEN_SHARE * candidate.median_ms) else []
 
 
 # An honest handover's extra over the judge's copy: the round trip, and on the cpu two processes' copies that share
@@ -127,7 +136,7 @@ def deferred_work(report: WorkerReport, target: str) -> list[str]:
         return []
     wall = report.runtime.wall_median_ms or report.runtime.median_ms
     margin = max(DEFER_MIN_MS[target], DEFER_SHARE * wall, DEFER_COPY_SHARE * (report.copy_ms or 0.0))
-    return ["hidden_work"] if report.deferred_ms > margin else []
+    return [HIDDEN_WORK] if report.deferred_ms > margin else []
 
 
 # Honest results on an H200 (20 problems, builds beside some): -0.17 to +0.23 ms, those above 0.02 ms at reported
@@ -144,4 +153,4 @@ def timing_disputed(report: WorkerReport, target: str) -> list[str]:
     if report.unreported_ms is None or report.runtime is None:
         return []
     wall = report.runtime.wall_median_ms or report.runtime.median_ms
-    return ["timing_disputed"] if report.unreported_ms > max(DISPUTE_MIN_MS[target], DISPUTE_SHARE * wall) else []
+    return [TIMING_DISPUTED] if report.unreported_ms > max(DISPUTE_MIN_MS[target], DISPUTE_SHARE * wall) else []

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.config import Settings
+from harness.errors import InputError
 from harness.eval.evaluation import Job
 from harness.eval.scheduler import Batch, OnBuilt, OnEvaluated
 from harness.types import (
@@ -31,7 +32,7 @@ from harness.types import (
 EVAL_CPUS = 0.25  # an evaluation task mostly waits on its child; builds must not starve the GPUs of tasks
 
 
-class RayUnavailable(RuntimeError):
+class RayUnavailable(InputError, RuntimeError):
     """--executor ray without Ray installed, or no cluster at --ray-address."""
 
 

@@ -17,7 +17,7 @@ from typing import Literal
 
 from harness.eval import source_graph
 from harness.eval.source_graph import KERNEL, KERNEL_BUILDERS
-from harness.types import merge_flags
+from harness.flags import TORCH_FALLBACK, TORCH_OPS, merge_flags
 
 Policy = Literal["reject", "flag"]
 
@@ -27,6 +27,7 @@ class Rule:
     id: str
     policy: Policy
     reason: str
+    flag: str | None = None  # the result's flag, for a rule of policy "flag"
 
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in (
@@ -35,14 +36,15 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in (
     Rule("kernel-unused", "reject", "ModelNew.forward never reaches the compiled kernel"),
     Rule("reference-model", "reject", "ModelNew subclasses, builds or calls the reference Model"),
     Rule("torch-fallback", "flag", "an except handler falls back to PyTorch (or swallows a failed build): whether "
-                                   "the kernel did the work is measured (no_kernel_ran, low_coverage)"),
+                                   "the kernel did the work is measured (no_kernel_ran, low_coverage)",
+         TORCH_FALLBACK),
     Rule("concurrency", "reject", "streams, threads or processes: work the timer might not wait for"),
     Rule("patching", "reject", "assigns to attributes of modules (torch, time, ...), sys.modules or the harness"),
     Rule("introspection", "reject", "gc, inspect, frames, globals, the profiler's state or dynamic code (exec, "
                                     "eval, __import__)"),
     Rule("tensor-subclass", "reject", "a torch.Tensor subclass or __torch_function__ / __torch_dispatch__"),
     Rule("io", "reject", "network, environment or stdin access, or pickled tensors (torch.load / torch.save)"),
-    Rule("torch-ops", "flag", "PyTorch compute ops in forward: part of the work is not a custom kernel"),
+    Rule("torch-ops", "flag", "PyTorch compute ops in forward: part of the work is not a custom kernel", TORCH_OPS),
 )}
 
 
@@ -66,8 +68,8 @@ class Verdict:
 
     @property
     def flags(self) -> tuple[str, ...]:
-        """Result flags from flag-policy rules: the rule id with `_` for `-` (torch-ops -> torch_ops)."""
-        return merge_flags([f.rule.replace("-", "_") for f in self.findings if RULES[f.rule].policy == "flag"])
+        """Result flags from flag-policy rules (torch-ops -> torch_ops)."""
+        return merge_flags([flag for f in self.findings if (flag := RULES[f.rule].flag)])
 
     def message(self) -> str:
         return "rejected by static rules:\n" + "\n".join(f.describe() for f in self.rejections)

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.errors import HarnessError
 from harness.eval.versus_child import COMPILE, EVALUATE
 from harness.process import child_env, kill_group, read_log, tail, track
 
@@ -32,7 +33,7 @@ SHIM = "shim"  # DIR/shim, searched last: stand-ins for packages KernelBench imp
 SERVE = "from harness.eval.versus_child import serve; serve()"
 
 
-class KernelBenchError(Exception):
+class KernelBenchError(HarnessError):
     """No KernelBench checkout where one was named, or its eval module does not import."""
 
 

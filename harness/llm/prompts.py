@@ -9,6 +9,7 @@ import jinja2
 
 from harness.checks import TRUTH, CheckSpec
 from harness.data import prompts_root
+from harness.errors import InputError
 from harness.eval.build import error_lines
 from harness.problems.workload_file import public_source
 from harness.types import Backend, EvalResult, Problem, Target, TargetFacts
@@ -18,7 +19,7 @@ TEMPLATES = ("system.j2", "first_turn.j2", "feedback.j2")
 EXAMPLES = ("example_problem.py", "example_solution.py")
 
 
-class PromptError(ValueError):
+class PromptError(InputError, ValueError):
     """A prompt directory or template that cannot be used."""
 
 

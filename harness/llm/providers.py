@@ -20,16 +20,17 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field
 
+from harness.errors import HarnessError, InputError
 from harness.types import Backend, Completion, CompletionRequest, Frozen, Problem, Usage
 
 PLACEHOLDER_KEY = "no-key"  # local servers (vLLM, Ollama, ...) want some key, any key
 
 
-class ProviderError(RuntimeError):
+class ProviderError(HarnessError, RuntimeError):
     """The model server still fails after every retry."""
 
 
-class ProviderConfigError(ProviderError):
+class ProviderConfigError(ProviderError, InputError):
     """The server refuses what we were told to use: the key, the model or the URL."""
 
 
@@ -82,7 +83,7 @@ def redact_url(url: str | None) -> str | None:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-class _Retryable(Exception):
+class _Retryable(HarnessError):
     def __init__(self, message: str, retry_after: float | None = None):
         super().__init__(message)
         self.retry_after = retry_after

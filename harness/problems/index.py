@@ -16,6 +16,7 @@ import operator
 import re
 from pathlib import Path
 
+from harness.errors import InputError
 from harness.data import problems_root
 from harness.problems.workload_file import parse_workloads
 from harness.types import Problem
@@ -24,7 +25,7 @@ METADATA = ("LEVEL", "TAGS", "TARGET", "TOLERANCE", "ATOL", "RTOL", "MEMORY_GB",
             "MIN_COVERAGE", "WORKLOADS")
 
 
-class ProblemError(ValueError):
+class ProblemError(InputError, ValueError):
     """A problem file or name that cannot be used; the message says what and how to fix it."""
 
 

@@ -10,11 +10,12 @@ problem share their first prompt. Never imports torch.
 from __future__ import annotations
 
 from harness.eval.audit import verdict_reason
+from harness.flags import EXCLUDING, MEANINGS
 from harness.report.code import kernel_spans, log_tail, source_diff
-from harness.report.explain import FLAG_MEANINGS, STATUS_MEANINGS
+from harness.report.explain import STATUS_MEANINGS
 from harness.report.leaderboard import Leaderboard
 from harness.store import RunInfo, Store, TurnRecord
-from harness.types import EXCLUDING_FLAGS, EvalResult
+from harness.types import EvalResult
 
 ERROR_CHARS = 20_000  # of a result's error shown on its page (a compiler's whole output can be megabytes)
 
@@ -66,7 +67,7 @@ def report_details(store: Store, runs: list[RunInfo], boards: list[Leaderboard])
                 candidates[turn["candidate"]]["conversation"] = base
         base += 1
     return {"runs": run_views, "candidates": candidates, "conversations": conversations, "texts": texts.items,
-            "flags": FLAG_MEANINGS, "excluding": sorted(EXCLUDING_FLAGS), "statuses": STATUS_MEANINGS}
+            "flags": MEANINGS, "excluding": sorted(EXCLUDING), "statuses": STATUS_MEANINGS}
 
 
 def _candidate(r: EvalResult, run: int, store: Store, texts: Texts) -> dict:

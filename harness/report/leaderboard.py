@@ -20,9 +20,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.eval.context import ProblemContext, contexts_for
+from harness.flags import UNINFORMATIVE
 from harness.report.tables import name_column, number_column, print_table
 from harness.store import RunInfo, RunUsage, Store
-from harness.types import HARNESS_ERROR, UNINFORMATIVE, VERDICTS, EvalResult, Frozen
+from harness.types import HARNESS_ERROR, VERDICTS, EvalResult, Frozen
 
 FAST_P = (0.0, 1.0, 1.5, 2.0)
 

@@ -14,8 +14,9 @@ import pytest
 from harness import process
 from harness.config import load_settings
 from harness.eval import gpu_load, gpu_sampler
-from harness.eval.gpu_load import CONTENDED, Check, Owners, Watch
+from harness.eval.gpu_load import Check, Owners, Watch
 from harness.eval.gpu_sampler import NvidiaSmi, Nvml
+from harness.flags import CONTENDED
 from harness.types import DeviceInfo
 
 OURS = 4_200_001     # PIDs above the kernel's limit (2^22) never exist here: scripted processes only
