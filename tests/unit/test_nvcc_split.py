@@ -1,4 +1,4 @@
-"""child/nvcc_split.py against the truth, plain nvcc: for each source and flag set, the same exit status, the same
+"""fastbuild/nvcc_split.py against the truth, plain nvcc: for each source and flag set, the same exit status, the same
 output (nvcc's intermediate files' random names aside), the same dependency file and the same object (those names
 and the module id aside); and its plan, read from nvcc's own dry run."""
 import os
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.child import nvcc_split
-from harness.child.loader import _nvcc_driver
-from harness.eval.build import FrontEnds
-from harness.eval.build_cost import TORCH_HEADERS
+from harness.eval.build_cost import TORCH_HEADERS, expected_build_cost
+from harness.fastbuild import front_ends, nvcc_split
+from harness.fastbuild.front_ends import FrontEnds
+from harness.fastbuild.hooks import nvcc_driver
 from harness.process import CHILD, child_env
 
 NVCC = shutil.which("nvcc")
@@ -244,53 +244,51 @@ def test_the_build_child_points_torch_at_the_driver_where_it_splits_or_may_take_
     monkeypatch.delenv("PYTORCH_NVCC", raising=False)
     monkeypatch.setenv("HARNESS_SPLIT_NVCC", "1")
     for sole_cu, options in ((False, ""), (True, " --host-pch")):
-        with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=sole_cu):
+        with nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=sole_cu):
             command = os.environ["PYTORCH_NVCC"]
         assert command.endswith(f"-m harness.child nvcc{options} /opt/cuda/bin/nvcc")
         assert "PYTORCH_NVCC" not in os.environ
     for extensions, building in ((FakeExtensions("/opt/cuda"), False),  # a build at evaluation time
                                  (FakeExtensions(None), True),  # no CUDA
                                  (FakeExtensions("/opt/cuda", wrapper="ccache"), True)):  # torch would use ccache
-        with _nvcc_driver(extensions, building, sole_cu=True):
+        with nvcc_driver(extensions, building, sole_cu=True):
             assert "PYTORCH_NVCC" not in os.environ
     monkeypatch.setenv("PYTORCH_NVCC", "my-nvcc")  # the user's (or the candidate's) stands
-    with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=True):
+    with nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=True):
         assert os.environ["PYTORCH_NVCC"] == "my-nvcc"
     monkeypatch.delenv("PYTORCH_NVCC")
     monkeypatch.delenv("HARNESS_SPLIT_NVCC")  # no second core: one chain, and only for a host header
-    with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=False):
+    with nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=False):
         assert "PYTORCH_NVCC" not in os.environ
-    with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=True):
+    with nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=True):
         assert os.environ["PYTORCH_NVCC"].endswith("nvcc --one-chain --host-pch /opt/cuda/bin/nvcc")
 
 
 def test_splits_are_granted_to_torch_header_builds_while_cores_and_memory_are_free(monkeypatch):
-    from harness.eval import build as build_module
-
     heavy = 'load_inline(name="x", cpp_sources="", cuda_sources=CUDA)'
-    assert build_module.expected_build_cost(heavy) == TORCH_HEADERS
-    monkeypatch.setattr(build_module, "usable_cores", lambda: 8)
-    monkeypatch.setattr(build_module, "meminfo_bytes", lambda field: 64 << 30)
-    monkeypatch.setattr(build_module.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    front_ends = FrontEnds()
-    with front_ends.build("import torch\n") as lean:
+    assert expected_build_cost(heavy) == TORCH_HEADERS
+    monkeypatch.setattr(front_ends, "usable_cores", lambda: 8)
+    monkeypatch.setattr(front_ends, "meminfo_bytes", lambda field: 64 << 30)
+    monkeypatch.setattr(front_ends.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    grants = FrontEnds()
+    with grants.build(expected_build_cost("import torch\n") >= TORCH_HEADERS) as lean:
         assert not lean  # nothing to split: no slot taken
         granted = []
-        with front_ends.build(heavy) as a, front_ends.build(heavy) as b, front_ends.build(heavy) as c:
+        with grants.build(True) as a, grants.build(True) as b, grants.build(True) as c:
             granted = [a, b, c]
-            with front_ends.build(heavy) as d:  # 5 builds and 3 splits: a fourth split would need a 9th core
+            with grants.build(True) as d:  # 5 builds and 3 splits: a fourth split would need a 9th core
                 granted.append(d)
         assert granted == [True, True, True, False]
-    assert (front_ends.running, front_ends.splits) == (0, 0)
-    monkeypatch.setattr(build_module.os, "getloadavg", lambda: (7.5, 0.0, 0.0))  # another user's load
-    with front_ends.build(heavy) as split:
+    assert (grants.running, grants.splits) == (0, 0)
+    monkeypatch.setattr(front_ends.os, "getloadavg", lambda: (7.5, 0.0, 0.0))  # another user's load
+    with grants.build(True) as split:
         assert not split
-    monkeypatch.setattr(build_module.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    monkeypatch.setattr(build_module, "meminfo_bytes", lambda field: 10 << 30)  # 8 GiB kept free, 3 GiB a split
-    with front_ends.build(heavy) as split:
+    monkeypatch.setattr(front_ends.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(front_ends, "meminfo_bytes", lambda field: 10 << 30)  # 8 GiB kept free, 3 GiB a split
+    with grants.build(True) as split:
         assert not split
-    monkeypatch.setattr(build_module, "meminfo_bytes", lambda field: None)
-    with front_ends.build(heavy) as split:
+    monkeypatch.setattr(front_ends, "meminfo_bytes", lambda field: None)
+    with grants.build(True) as split:
         assert not split
 
 

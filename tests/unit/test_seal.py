@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness import seal
-from harness.eval import pch_maker
-from harness.process import PCH_FILE
+from harness.fastbuild import maker as pch_maker
+from harness.fastbuild.names import PCH_FILE
 from harness.store import Store
 from harness.types import PROTOCOL_VERSION, Baseline, Peaks, Timing
 from tests.unit.test_store import result

@@ -32,7 +32,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.child import host_pch
+from harness.fastbuild import host_pch
 
 # nvcc options after which its plan is not the one split here, or whose effect is nvcc's own (not a command).
 PLAIN_OPTIONS = {

@@ -38,15 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.process import (
-    HOST_PCH_FILE,
-    HOST_PCH_PREFIX,
-    PCH_FAILED,
-    PCH_TRUSTED_ENV,
-    pch_root,
-    request_pch,
-    write_atomic,
-)
+from harness.fastbuild.names import HOST_PCH_FILE, HOST_PCH_PREFIX, PCH_FAILED, PCH_TRUSTED_ENV, pch_root, request_pch
+from harness.process import write_atomic
 
 PREFIX, PCH = HOST_PCH_PREFIX, HOST_PCH_FILE  # the shared text, and its precompiled header beside it
 RECIPE = 1
