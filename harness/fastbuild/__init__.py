@@ -3,7 +3,7 @@
   names.py       the switch (ENV, enabled) and the names the build child, its compilers and the parent share
   hooks.py       the build child's side: torch's nvcc command made our driver, the precompiled torch/extension.h
   pch.py         that header, keyed by torch's own flags, asked for by a build and made by a child of its own
-  nvcc_split.py  nvcc's host and device front ends run side by side
+  nvcc_split.py  nvcc's host and device front ends run side by side, on nvcc_plan.py's reading of its plan
   host_pch.py    a precompiled head for nvcc's host compile
   front_ends.py  the parent's grant of a second core for the split
   maker.py       the parent's side of the headers: made after a build asked, sealed, trusted

@@ -158,9 +158,7 @@ def make_main(directory: Path) -> int:
     command = json.loads((directory / PCH_COMMAND).read_text())
     if (isinstance(command, list) and len(command) >= 2 and command[0] == host_pch.JOB
             and all(isinstance(a, str) for a in command)):
-        from harness.fastbuild.nvcc_split import plan
-
-        return host_pch.make_main(directory, command, plan)
+        return host_pch.make_main(directory, command)
     import torch
 
     header = Path(torch.__file__).parent / "include" / PCH_HEADER

@@ -173,7 +173,7 @@ def test_a_broken_precompiled_header_never_fails_a_build(tmp_path, monkeypatch):
     import torch
     import torch.utils.cpp_extension as cpp_ext
 
-    from harness.child import pch
+    from harness.fastbuild import pch
 
     monkeypatch.setenv(harness.fastbuild.names.PCH_DIR_ENV, str(tmp_path / "pch"))
     arguments = {"cpp_sources": "x", "extra_cflags": ["-O1"]}

@@ -94,9 +94,10 @@ def test_the_flag_turns_it_off(monkeypatch):
     from harness.cli.options import settings_from
 
     monkeypatch.delenv(names.ENV, raising=False)
-    parser = build_parser()
-    assert settings_from(parser.parse_args(["eval", "--problem", "p", "x.py", "--build-acceleration", "off"])).build_acceleration is False
-    assert settings_from(parser.parse_args(["eval", "--problem", "p", "x.py"])).build_acceleration is True
+    parse = build_parser().parse_args
+    assert settings_from(parse(["eval", "--problem", "p", "x.py", "--build-acceleration", "off"])).build_acceleration \
+        is False
+    assert settings_from(parse(["eval", "--problem", "p", "x.py"])).build_acceleration is True
 
 
 def test_off_makes_nothing_after_the_build(tmp_path, monkeypatch):
