@@ -51,6 +51,8 @@ class Settings(Frozen):
     build_workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1,
                                description="Builds run in parallel")
     max_jobs: int = Field(default=2, ge=1, description="ninja parallelism inside one build (MAX_JOBS)")
+    build_acceleration: bool = Field(default=True, description="Precompiled headers and nvcc's front ends side by "
+                                     "side (harness/fastbuild); off: every build is torch's own load_inline")
     executor: Literal["local", "ray"] = Field(default="local", description="local: this machine's CPUs and GPUs; "
                                               "ray: tasks on a Ray cluster (pip install 'kernel-harness[ray]')")
     ray_address: str | None = Field(default=None, description="Ray cluster to join (default: $RAY_ADDRESS, else a "
@@ -126,7 +128,8 @@ class Settings(Frozen):
 # HARNESS_* variable -> setting ("timing.budget_s" for a timing field). Every setting but INTERNAL has one.
 ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_TRIALS": "trials",
        "HARNESS_BUILD_TIMEOUT": "build_timeout_s", "HARNESS_EVAL_TIMEOUT": "eval_timeout_s",
-       "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_MAX_JOBS": "max_jobs", "HARNESS_GPUS": "gpus",
+       "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_MAX_JOBS": "max_jobs",
+       "HARNESS_BUILD_ACCELERATION": "build_acceleration", "HARNESS_GPUS": "gpus",
        "HARNESS_EXECUTOR": "executor", "HARNESS_RAY_ADDRESS": "ray_address", "HARNESS_DTYPE": "dtype",
        "HARNESS_TIMING_WARMUP_RUNS": "timing.warmup_runs", "HARNESS_TIMING_MIN_RUNS": "timing.min_runs",
        "HARNESS_TIMING_MAX_RUNS": "timing.max_runs", "HARNESS_TIMING_TARGET_RSE": "timing.target_rse",
@@ -139,7 +142,8 @@ ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_T
        "HARNESS_RTOL": "rtol"}
 # Setting -> its command-line flag, where it has one (the commands that take it: README, `harness CMD --help`).
 FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials", "build_timeout_s": "--build-timeout",
-         "eval_timeout_s": "--eval-timeout", "build_workers": "--build-workers", "gpus": "--gpus",
+         "eval_timeout_s": "--eval-timeout", "build_workers": "--build-workers",
+         "build_acceleration": "--build-acceleration", "gpus": "--gpus",
          "executor": "--executor", "ray_address": "--ray-address", "timing.budget_s": "--timing-budget",
          "force": "--force", "max_speedup": "--max-speedup", "min_coverage": "--min-coverage",
          "compile_baselines": "--compile-baselines",

@@ -6,69 +6,23 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
-import json
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness import freeze, sandbox
 
-# Printed by a child (build or evaluation) just before the candidate's code first runs: what fails before it is
-# the harness's or the machine's doing, never the candidate's (harness_error).
-CANDIDATE_STARTS = "harness: the candidate's code starts here"
-HARNESS_FAILED = 3  # the build child's exit status when the harness itself failed after the candidate's import
-# A build directory, as the parent writes it and the build child fills it:
-CANDIDATE_FILE = "candidate.py"
-MANIFEST_FILE = "manifest.json"
-RESULT_FILE = "build.json"
-LOG_FILE = "build.log"
-# Printed by the build child when a kernel build failed and the candidate's import caught the exception (then what
-# it fails with); the parent quotes it when such a candidate's forward ran none of its kernels (no_kernel_ran).
-CAUGHT_BUILD = "harness: a kernel build failed, and the candidate's code caught the exception:"
-PCH_RETRY = "harness: the build with the precompiled torch/extension.h failed; building again without it"
-# Printed by the runner, one JSON object on the line after the marker (child/caught.py): a failure of the candidate's
-# own code that its code caught (a build in __init__ or forward, an exception from its extension); the parent quotes
-# it where the verdict is not `correct` (eval/said.py). And where its first checked call returned: what it printed up
-# to there is what feedback shows of its output.
-CAUGHT_AT_RUN = "harness: the candidate's code caught a failure of its own:"
-FIRST_CALL_DONE = "harness: the candidate's first checked call returned"
-# The shared precompiled headers (child/pch.py makes them): one directory per key. A sandboxed build child may not
-# write there; it appends what it needs to its build directory's PCH_REQUESTS, and the parent has each made by a
-# child of its own (`python -m harness.child pch DIR`, DIR/PCH_COMMAND the command; eval/pch_maker.py).
-PCH_DIR_ENV = "HARNESS_PCH_DIR"
-PCH_HEADER = Path("torch") / "extension.h"  # in each PCH directory: a link to torch's header,
-PCH_FILE = PCH_HEADER.with_name(PCH_HEADER.name + ".gch")  # the PCH beside it,
-PCH_FAILED = "failed.log"  # and, where making it failed or it was retired, why
-HOST_PCH_PREFIX = "prefix.h"  # or, in a directory of nvcc's host compile (child/host_pch.py), the shared text
-HOST_PCH_FILE = HOST_PCH_PREFIX + ".gch"  # and its PCH
-PCH_REQUESTS = "pch-requests.jsonl"
-PCH_REQUESTS_ENV = "HARNESS_PCH_REQUESTS"
-PCH_COMMAND = "command.json"
-# The keys of the PCHs whose seal the parent checked before the build (eval/pch_maker.py): the only ones it may use
-PCH_TRUSTED_ENV = "HARNESS_PCH_TRUSTED"
 # Set for the children that must yield the cores (child/__main__.py: SCHED_IDLE, which compilers inherit): builds
 # beside evaluations on a GPU, so that a judge or runner woken mid-evaluation runs at once (at a niceness it waited
 # out a compiler's time slice, read as hidden_work).
 YIELD_ENV = "HARNESS_YIELD_CORES"
-# Set for an evaluation child's runner started ahead of need in a batch with Triton candidates (on a GPU): it makes
-# Triton's driver module before the candidate arrives (child/triton_jit.warm_driver)
-WARM_TRITON_ENV = "HARNESS_WARM_TRITON"
-# Set for a build granted a second core for nvcc's two front ends (eval/build.py FrontEnds, child/nvcc_split.py)
-SPLIT_NVCC_ENV = "HARNESS_SPLIT_NVCC"
-NO_GPU_HINT = (
-    "note: the build step imports the candidate with no GPU visible; create CUDA tensors in "
-    "__init__ or forward, not at module level"
-)
 
 # Environment variables whose names match are never passed to a child (API keys, tokens, ...).
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
@@ -78,14 +32,6 @@ _running: set[int] = set()  # process groups of children still running, for kill
 # Every child started, newest last: the GPU contention check (gpu_load.py) tells our processes from others' by
 # these, including children that have exited since they used the GPU.
 started: deque[int] = deque(maxlen=4096)
-
-
-def pch_root() -> Path:
-    """Shared by every results directory: a PCH depends only on its key (~0.8 GB each, one per flag set)."""
-    if os.environ.get(PCH_DIR_ENV):
-        return Path(os.environ[PCH_DIR_ENV])
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "kernel-harness" / "pch"
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -267,81 +213,3 @@ def read_log(path: Path, limit: int = LOG_LIMIT) -> str:
 
 def tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def run_each(ids: list[str], *, job: str, write_spec: Callable[[list[str], Path, Path], None],
-             env: dict[str, str], log_dir: Path, log_name: str, timeout_s: float, timeout_hint: str,
-             on_result: Callable[[str, dict, float], None]) -> None:
-    """Work through `ids` in one long-lived child (`python -m harness.child JOB SPEC`); after a crash or a hang, blame
-    the id it was on and start a new child on the rest.
-
-    `write_spec(remaining, spec_path, results_path)` writes the child's spec; the child appends JSON lines
-    to results_path: {"start": id} before each item, then {"id": id, ...} with what it found.
-    `on_result(id, record, seconds)` gets every record, or {"error": why} for an item that killed its child.
-    `timeout_s` is per item, including the child's start for the first.
-    """
-    log_dir.mkdir(parents=True, exist_ok=True)
-    remaining = list(ids)
-    with tempfile.TemporaryDirectory(prefix=f"harness-{log_name}-") as tmp:
-        for attempt in itertools.count(1):
-            if not remaining:
-                return
-            work = Path(tmp) / str(attempt)
-            work.mkdir()
-            spec, results = work / "spec.json", work / "results.jsonl"
-            results.touch()
-            write_spec(remaining, spec, results)
-            log_path = log_dir / f"{log_name}-{attempt}.log"
-            done, stuck, failure = _one_child([*CHILD, job, str(spec)], results, env, log_path,
-                                              timeout_s, timeout_hint, on_result)
-            if stuck is not None:
-                on_result(stuck, {"error": failure}, timeout_s if failure.startswith("timed out") else 0.0)
-                done.add(stuck)
-            elif not done:  # it died before its first item: nothing will work in this environment
-                for item in remaining:
-                    on_result(item, {"error": f"the child process failed to start; see {log_path}"}, 0.0)
-                return
-            remaining = [i for i in remaining if i not in done]
-
-
-def _one_child(argv: list[str], results: Path, env: dict[str, str], log_path: Path, timeout_s: float,
-               timeout_hint: str, on_result) -> tuple[set[str], str | None, str]:
-    """Run one child until it finishes, dies or hangs: (ids done, the id it was on, why)."""
-    done: set[str] = set()
-    current, started, buffer = None, time.monotonic(), ""
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
-        with track(proc), results.open() as reader:
-            while True:
-                exited = proc.poll() is not None  # polled before reading: every line written before exit is seen
-                buffer += reader.read()
-                *lines, buffer = buffer.split("\n")
-                for record in map(json.loads, filter(None, lines)):
-                    if "start" in record:
-                        current, started = record["start"], time.monotonic()
-                    else:
-                        done.add(record["id"])
-                        on_result(record["id"], record, time.monotonic() - started)
-                        current = None
-                if exited:
-                    return done, current, f"the child process died on this one (exit {proc.returncode}); " \
-                                          f"see {log_path}"
-                if current is not None and time.monotonic() - started > timeout_s:
-                    kill_group(proc.pid)
-                    return done, current, f"timed out after {timeout_s:g} s ({timeout_hint})"
-                time.sleep(0.05)
-
-
-def append_line(path: Path, record: dict) -> None:
-    """One JSON line for run_each's reader (the child side)."""
-    with path.open("a") as f:
-        f.write(json.dumps(record, default=str) + "\n")
-
-
-def request_pch(record: dict) -> None:
-    """Ask the parent for a PCH to be made, retired or marked used after this build (a build child, and the
-    compilers it starts, may not write them)."""
-    path = os.environ.get(PCH_REQUESTS_ENV)
-    if path:
-        append_line(Path(path), record)

@@ -1,5 +1,5 @@
 """Keyed digests (HMAC-SHA256) over what the harness keeps and serves again: stored verdicts, baselines and peaks
-(store.py), finished build directories (eval/build.py), precompiled headers (eval/pch_maker.py). Each is sealed
+(store.py), finished build directories (eval/build.py), precompiled headers (fastbuild/maker.py). Each is sealed
 by the parent when it is written and checked before it is served; what fails the check is made again.
 
 The key is this user's, made once (KEY_FILE, mode 0600), and hidden from every sandboxed child

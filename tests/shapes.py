@@ -1,6 +1,7 @@
 """The build-fidelity matrix (tests/fixtures/solutions/shapes/): every way an answer calls load_inline or
 load, built by plain torch (tests/plain_torch.py) and by the harness, cold and with a warm precompiled
-header, must end the same way. Shared by tests/integration/test_shapes.py (cpu_*) and
+header, and with build acceleration off (torch's own builds: no precompiled header, no nvcc driver), must end the
+same way. Shared by tests/integration/test_shapes.py (cpu_*) and
 tests/gpu/test_shapes_gpu.py (cuda_*).
 
 Each fixture's header says what it is and what must happen to it:
@@ -18,9 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.child.pch import PCH_FAILED
 from harness.eval.build import final_attempt
-from harness.process import CANDIDATE_FILE, LOG_FILE, PCH_RETRY, RESULT_FILE
+from harness.fastbuild.names import PCH_REQUESTS, PCH_RETRY
+from harness.fastbuild.pch import PCH_FAILED
+from harness.markers import CANDIDATE_FILE, LOG_FILE, RESULT_FILE
 from tests.conftest import SOLUTIONS, json_lines, run_cli
 from tests.plain_torch import header, normalized_errors, truth
 
@@ -62,12 +64,14 @@ class Outcome:
     log: str  # the build child's build.log ("" if it has none)
     error_lines: list[str]
     build_s: float | None  # the build child's wall time
+    directory: Path | None  # its build directory (None if it has none)
 
 
 def harness_eval(shapes_: list[Shape], target: str, results: Path, pch_dir: Path, build_workers: int = 2,
-                 timeout: float = 2400) -> dict[str, Outcome]:
+                 timeout: float = 2400, acceleration: bool = True) -> dict[str, Outcome]:
     """`harness eval --json` over the shapes (one invocation per problem) into `results`, with
-    HARNESS_PCH_DIR=`pch_dir`; each shape's verdict, build log and normalized compiler errors."""
+    HARNESS_PCH_DIR=`pch_dir` and --build-acceleration as `acceleration` says; each shape's verdict, build log and
+    normalized compiler errors."""
     by_problem: dict[str, list[Shape]] = {}
     for s in shapes_:
         by_problem.setdefault(s.problem, []).append(s)
@@ -77,6 +81,7 @@ def harness_eval(shapes_: list[Shape], target: str, results: Path, pch_dir: Path
     for problem, group in by_problem.items():
         proc = run_cli("eval", "--problem", problem, "--target", target, "--results-dir", results, "--json",
                        "--trials", "2", "--timing-budget", "0.2", "--build-workers", str(build_workers),
+                       "--build-acceleration", "on" if acceleration else "off",
                        *[s.path for s in group], env={"HARNESS_PCH_DIR": str(pch_dir), "TMPDIR": str(scratch)},
                        timeout=timeout)
         assert proc.returncode == 0, proc.stderr[-5000:]
@@ -92,7 +97,7 @@ def harness_eval(shapes_: list[Shape], target: str, results: Path, pch_dir: Path
             # A build that failed in the build child: its log has every line; one that failed in the
             # evaluation child (built in __init__ or forward): the verdict's error has them.
             errors = normalized_errors(final_attempt(log)) or normalized_errors(row.get("error") or "")
-            outcomes[s.name] = Outcome(row["status"], row.get("error") or "", log, errors, build_s)
+            outcomes[s.name] = Outcome(row["status"], row.get("error") or "", log, errors, build_s, directory)
     return outcomes
 
 
@@ -145,13 +150,29 @@ def assert_pch_used(shape: Shape, outcome: Outcome) -> None:
         assert PCH_RETRY not in outcome.log, why
 
 
+ACCELERATED = ("precompiled", "-m harness.child nvcc", "side by side")  # what only an accelerated build log says
+
+
+def assert_built_as_torch_does(shape: Shape, outcome: Outcome, pch_dir: Path) -> None:
+    """Acceleration off: nothing of it in the build's log, its directory or the ninja files torch wrote (an
+    accelerated build puts `-I<its PCH directory>` there), and no precompiled header made or asked for."""
+    why = f"{shape.name}: build log tail:\n{outcome.log[-3000:]}"
+    assert outcome.directory is not None and outcome.log, why
+    assert not [line for line in outcome.log.splitlines() if any(word in line for word in ACCELERATED)], why
+    assert not (outcome.directory / PCH_REQUESTS).exists(), why
+    for ninja in outcome.directory.glob("ext*/build.ninja"):
+        assert str(pch_dir) not in ninja.read_text(), ninja
+    assert not pch_dir.exists() or not any(pch_dir.iterdir()), sorted(pch_dir.iterdir())
+
+
 def pch_files(pch_dir: Path) -> list[Path]:
     return sorted(pch_dir.glob("*/torch/extension.h.gch")) if pch_dir.is_dir() else []
 
 
-def matrix_tests(target: str, flag_sets: int, build_workers: int = 2) -> dict:
+def matrix_tests(target: str, flag_sets: int, build_workers: int = 2, off_in_ci: tuple[str, ...] = ()) -> dict:
     """The matrix's fixtures and tests for one target; a test module takes them into its globals.
-    `flag_sets`: how many distinct C++ flag sets (so PCHs) the target's shapes use."""
+    `flag_sets`: how many distinct C++ flag sets (so PCHs) the target's shapes use. `off_in_ci`: the shapes also
+    built with acceleration off outside the slow tier (the slow tier builds every shape so)."""
     import pytest
 
     from harness.eval.rules import check
@@ -179,6 +200,15 @@ def matrix_tests(target: str, flag_sets: int, build_workers: int = 2) -> dict:
     @pytest.fixture(scope="module")
     def cold(tmp_path_factory, pch_dir):
         return harness_eval(all_shapes, target, tmp_path_factory.mktemp("cold"), pch_dir, build_workers)
+
+    @pytest.fixture(scope="module")
+    def off(request, tmp_path_factory):
+        """With build acceleration off, each shape whose off-mode test was selected (every one in the slow tier)."""
+        wanted = {item.callspec.params["shape"].name for item in request.session.items
+                  if item.path == request.path and item.originalname == "test_harness_without_acceleration"}
+        root = tmp_path_factory.mktemp("off")
+        return root / "pch", harness_eval([s for s in all_shapes if s.name in wanted], target, root / "results",
+                                          root / "pch", build_workers, acceleration=False)
 
     @pytest.fixture(scope="module")
     def cold_pchs(pch_dir, cold):
@@ -220,8 +250,17 @@ def matrix_tests(target: str, flag_sets: int, build_workers: int = 2) -> dict:
         assert_same_outcome(shape, plain.get(shape.name), warm[shape.name])
         assert_pch_used(shape, warm[shape.name])
 
+    @pytest.mark.parametrize("shape", [pytest.param(s, id=s.name, marks=() if s.name in off_in_ci else pytest.mark.slow)
+                                       for s in all_shapes])
+    def test_harness_without_acceleration(shape, plain, off):
+        """Off, the harness builds as torch does (nothing of the acceleration anywhere) and ends as plain torch."""
+        pch_root, outcomes = off
+        assert_same_outcome(shape, plain.get(shape.name), outcomes[shape.name])
+        assert_built_as_torch_does(shape, outcomes[shape.name], pch_root)
+
+    assert set(off_in_ci) <= {s.name for s in all_shapes}, off_in_ci
     return {name: value for name, value in locals().items()
-            if name in ("pch_dir", "plain", "cold", "cold_pchs", "warm") or name.startswith("test_")}
+            if name in ("pch_dir", "plain", "cold", "cold_pchs", "warm", "off") or name.startswith("test_")}
 
 
 def pch_note(outcome: Outcome) -> str:

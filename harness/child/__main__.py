@@ -9,9 +9,9 @@
                    no candidate code runs in it
   run TARGET FD    the runner, started beside its judge: import torch, ready the device, then run the built
                    candidate as the judge on descriptor FD asks (runner.py)
-  pch DIR          make the precompiled torch/extension.h a build asked for, in DIR (pch.py)
+  pch DIR          make the precompiled torch/extension.h a build asked for, in DIR (fastbuild/pch.py)
   nvcc NVCC ARGS   nvcc, its host and device front ends run at once: torch's nvcc command in a build granted a
-                   second core (nvcc_split.py; no torch)
+                   second core (fastbuild/nvcc_split.py; no torch)
   gate SPEC        observe problem files for the quality gate (gate.py)
   baseline SPEC    time references in clean processes, and the device's peaks (baseline.py)
 
@@ -51,10 +51,10 @@ def main(argv: list[str]) -> int:
     if job == "pch" and len(args) == 1:
         from pathlib import Path
 
-        from harness.child.pch import make_main
+        from harness.fastbuild.pch import make_main
         return make_main(Path(args[0]))
     if job == "nvcc" and args:
-        from harness.child.nvcc_split import main as run
+        from harness.fastbuild.nvcc_split import main as run
         return run(args)
     if job == "gate" and len(args) == 1:
         from harness.child.gate import main as run

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from harness.batch_child import append_line
 from harness.checks import tolerances
 from harness.child import observe as cpu_load
 from harness.child.check import compare
@@ -34,7 +35,6 @@ from harness.child.common import (
 from harness.child.gate import Stage, static_observation
 from harness.child.timing import Side, summarize, time_interleaved
 from harness.child.workload import import_problem
-from harness.process import append_line
 from harness.protocol import BaselineItem, BaselineSpec
 from harness.types import BASELINE_KINDS, Baseline, Peaks
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 
 from harness.child import loader
 from harness.child.common import describe, exception_chain
-from harness.process import CAUGHT_AT_RUN, FIRST_CALL_DONE
+from harness.markers import CAUGHT_AT_RUN, FIRST_CALL_DONE
 
 ERROR_CHARS = 4000  # of a build's compiler output; an exception's message gets a tenth of it
 

@@ -10,7 +10,7 @@ import sys
 import traceback
 from collections.abc import Iterator
 
-from harness.process import CANDIDATE_STARTS
+from harness.markers import CANDIDATE_STARTS
 
 
 def candidate_starts() -> None:

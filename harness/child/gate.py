@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from harness.batch_child import append_line
 from harness.checks import tolerances
 from harness.child.check import compare_tensor, output_stats, tensors
 from harness.child.common import (
@@ -32,7 +33,6 @@ from harness.child.common import (
 )
 from harness.child.timing import CpuTimer, CudaTimer, Side, time_interleaved
 from harness.child.workload import Instance
-from harness.process import append_line
 from harness.protocol import (
     FullObservation,
     GateObservation,

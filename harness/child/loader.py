@@ -15,7 +15,6 @@ import json
 import logging
 import os
 import re
-import shlex
 import sys
 import traceback
 import types
@@ -25,16 +24,9 @@ from typing import Literal
 
 from harness.child.common import candidate_starts, describe
 from harness.compiler_lines import generated_sources, in_candidate_terms
-from harness.process import (
-    CANDIDATE_FILE,
-    CAUGHT_BUILD,
-    CHILD,
-    HARNESS_FAILED,
-    MANIFEST_FILE,
-    NO_GPU_HINT,
-    PCH_RETRY,
-    SPLIT_NVCC_ENV,
-)
+from harness.fastbuild import hooks
+from harness.fastbuild import names as fastbuild
+from harness.markers import CANDIDATE_FILE, CAUGHT_BUILD, HARNESS_FAILED, MANIFEST_FILE, NO_GPU_HINT
 
 loaded_modules: set[str] = set()  # names of the extension modules the candidate was given, in this process
 failed_loads: list[tuple[str, Exception]] = []  # (name, what it raised): builds in __init__ or forward that failed
@@ -77,6 +69,7 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
 
     import torch.utils.cpp_extension as cpp_ext
 
+    accelerate = mode == "build" and fastbuild.enabled()  # off: torch's own call, given only its directory
     manifest_path = directory / MANIFEST_FILE
     manifest: list[dict] = json.loads(manifest_path.read_text()) if mode == "load" and manifest_path.is_file() else []
     counter = itertools.count()
@@ -104,8 +97,9 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
             try:
                 if given and not Path(given).is_dir():  # torch writes into it without creating it
                     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(given))
-                with _nvcc_driver(cpp_ext, mode == "build", sole_cu=with_pch), _answer_lines(mode, home, directory):
-                    result = _build_extension(cpp_ext, real, bound, target, with_pch)
+                with _nvcc_driver(cpp_ext, accelerate, with_pch), _answer_lines(mode, home, directory):
+                    result = (hooks.build_extension(cpp_ext, real, bound, target, with_pch) if accelerate
+                              else real(*bound.args, **bound.kwargs))
             except Exception as exc:
                 _keep_failure(mode, manifest, name, exc)
                 raise
@@ -119,39 +113,14 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
         loader.__signature__ = signature
         return loader
 
-    cpp_ext.load_inline = wrap(cpp_ext.load_inline, with_pch=mode == "build")
+    cpp_ext.load_inline = wrap(cpp_ext.load_inline, with_pch=accelerate)
     cpp_ext.load = wrap(cpp_ext.load, with_pch=False)  # `load` gets no implicit torch/extension.h
     return manifest
 
 
-@contextlib.contextmanager
-def _nvcc_driver(cpp_ext, building: bool, sole_cu: bool):
-    """In a build, torch's nvcc command is our driver of it (nvcc_split.py), through the variable torch reads for
-    it, PYTORCH_NVCC: where the parent granted a second core (eval/build.py FrontEnds), nvcc's front ends run side
-    by side; in load_inline, whose extension has one `.cu`, the host compile takes a precompiled head where one fits
-    (host_pch.py). Not where PYTORCH_NVCC is set already (by the user or the candidate: theirs stands), where torch
-    would put ccache or sccache before nvcc, or where torch has no CUDA."""
-    command = None
-    split = os.environ.get(SPLIT_NVCC_ENV) == "1"
-    if building and (split or sole_cu) and "PYTORCH_NVCC" not in os.environ:
-        try:
-            nvcc = cpp_ext._join_cuda_home("bin", "nvcc")
-            wrapped = getattr(cpp_ext, "_wrap_compiler", lambda compiler: [compiler])(nvcc)
-            if list(wrapped) == [nvcc] and not cpp_ext.IS_HIP_EXTENSION:
-                options = ([] if split else ["--one-chain"]) + (["--host-pch"] if sole_cu else [])
-                command = shlex.join([*CHILD, "nvcc", *options, nvcc])
-        except Exception:  # noqa: BLE001 - no CUDA here, or a torch without these: plain nvcc
-            command = None
-    if command is not None and split:
-        print("harness: nvcc's host and device front ends run side by side (a core is free for the second)",
-              file=sys.stderr)
-    if command is not None:
-        os.environ["PYTORCH_NVCC"] = command
-    try:
-        yield
-    finally:
-        if command is not None and os.environ.get("PYTORCH_NVCC") == command:
-            del os.environ["PYTORCH_NVCC"]
+def _nvcc_driver(cpp_ext, accelerate: bool, sole_cu: bool):
+    """Off, torch runs its own nvcc."""
+    return hooks.nvcc_driver(cpp_ext, True, sole_cu) if accelerate else contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -199,63 +168,6 @@ def _loaded(result):
     """Note an extension module handed to the candidate (its functions are the candidate's own: coverage.py)."""
     if isinstance(result, types.ModuleType):
         loaded_modules.add(result.__name__)
-    return result
-
-
-def _build_extension(cpp_ext, real: Callable, bound, target: Path, with_pch: bool):
-    """torch's own call, with our precompiled header when one fits. The PCH only saves time: when the build
-    with it fails before main.cpp compiled, the same call runs again without it, so what the candidate
-    sees (the module, or the exception) is what plain torch gives."""
-    from harness.child.pch import precompiled_header_dir, retire
-
-    pch = None
-    if with_pch:
-        try:
-            pch = precompiled_header_dir(cpp_ext, bound.arguments)
-        except Exception as exc:  # noqa: BLE001 - it must never fail a build that works without it
-            print(f"harness: building without a precompiled torch/extension.h ({type(exc).__name__}: {exc})",
-                  file=sys.stderr)
-    if pch is None or shlex.quote(str(pch)) != str(pch):  # torch writes extra_cflags into ninja unquoted
-        return real(*bound.args, **bound.kwargs)
-    print(f"harness: using the precompiled torch/extension.h in {pch}", file=sys.stderr)
-    # In the C++ flags alone: GCC searches -I before torch's -isystem wherever it stands, and nvcc's command
-    # stays torch's own (with it there, the `.cu` read torch/extension.h through our link, and its host header's
-    # key changed once this PCH was made)
-    cflags = bound.arguments.get("extra_cflags")
-    bound.arguments["extra_cflags"] = [*(cflags or []), f"-I{pch}"]
-    # torch edits a list of sources in place (its include inserted, the binding appended) and bumps the
-    # name's version (name_v1) for a second build in one process: a retry starts from neither.
-    sources = {key: value for key, value in bound.arguments.items()
-               if key.endswith("_sources") and isinstance(value, list)}
-    bound.arguments.update({key: list(value) for key, value in sources.items()})
-    versions = getattr(getattr(cpp_ext, "JIT_EXTENSION_VERSIONER", None), "entries", None)
-    version = versions.get(bound.arguments["name"]) if isinstance(versions, dict) else None
-
-    def as_torch_left_them() -> None:
-        for key, value in sources.items():
-            value[:] = bound.arguments[key]
-
-    try:
-        result = real(*bound.args, **bound.kwargs)
-    except Exception:
-        if (target / "main.o").is_file():  # main.cpp compiled with the PCH: the failure is elsewhere
-            as_torch_left_them()
-            raise
-    else:
-        as_torch_left_them()
-        return result
-    print(PCH_RETRY, file=sys.stderr, flush=True)
-    bound.arguments["extra_cflags"] = cflags
-    bound.arguments.update(sources)
-    if isinstance(versions, dict) and version is None:
-        versions.pop(bound.arguments["name"], None)
-    elif isinstance(versions, dict):
-        versions[bound.arguments["name"]] = version
-    for leftover in target.iterdir():  # a fresh directory, as the first attempt had
-        if leftover.is_file() or leftover.is_symlink():
-            leftover.unlink()
-    result = real(*bound.args, **bound.kwargs)
-    retire(pch, f"a build of {target} failed with it and built without it")
     return result
 
 

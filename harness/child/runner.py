@@ -41,7 +41,7 @@ from harness.child.defenses import Guard, Poison, identical, output_problem, sna
 from harness.child.loader import import_candidate, install_extension_loader, loaded_modules
 from harness.child.triton_jit import JitClock, warm_driver
 from harness.child.workload import Instance, same_init
-from harness.process import CANDIDATE_FILE, WARM_TRITON_ENV
+from harness.markers import CANDIDATE_FILE, WARM_TRITON_ENV
 from harness.protocol import uses_triton
 from harness.types import HARNESS_ERROR
 

@@ -20,7 +20,7 @@ from rich.table import Table
 from harness.api import Connection
 from harness.cli.console import emit_json, out
 from harness.config import store_settings
-from harness.process import pch_root
+from harness.fastbuild.names import pch_root
 
 MIN_FREE_GB = 5.0  # one precompiled header is ~0.8 GB per flag set; builds ~10-50 MB each
 STYLE = {"ok": "green", "warn": "yellow", "fail": "red", "info": "dim"}

@@ -60,6 +60,9 @@ def eval_options(select: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "store or the build cache already has the result")
     add("--trials", type=positive(int), metavar="N", help="correctness trials (default 5)")
     add("--build-timeout", type=positive(float), metavar="S", help="seconds per build (default 600)")
+    add("--build-acceleration", choices=("on", "off"),
+        help="on (default): precompiled headers and nvcc's front ends side by side make builds faster; off: "
+             "every build is torch's own load_inline")
     add("--eval-timeout", type=positive(float), metavar="S", help="seconds per evaluation child (default 300)")
     add("--timing-budget", type=positive(float), metavar="S",
         help="seconds of timing per candidate before stopping unconverged (default 5)")
@@ -115,6 +118,10 @@ def selector(args) -> str | None:
 SWITCHES = ("force", "compile_baselines")  # store_true flags
 
 
+def on_off(value: str | None) -> bool | None:
+    return None if value is None else value == "on"
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
     """Settings from the flags of select_options and eval_options (None: not given, so the environment or
     default applies). `generate` has no evaluation flags: theirs are None."""
@@ -126,6 +133,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
                          solutions_dir=flag("solutions_dir"),  # run and generate only
                          results_dir=args.results_dir, db_path=args.db, trials=flag("trials"),
                          build_timeout_s=flag("build_timeout"), eval_timeout_s=flag("eval_timeout"),
+                         build_acceleration=on_off(flag("build_acceleration")),
                          build_workers=flag("build_workers"), gpus=flag("gpus"), force=flag("force"),
                          executor=flag("executor"), ray_address=flag("ray_address"),
                          max_speedup=flag("max_speedup"), min_coverage=flag("min_coverage"),

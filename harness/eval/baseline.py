@@ -19,12 +19,12 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 
+from harness.batch_child import run_each
 from harness.config import Settings
 from harness.eval.build import torch_version
 from harness.eval.cpu_ceiling import CONTENDED_SHARE, machine_tflops, merge_peaks, needs_measuring
 from harness.eval.evaluation import eval_env
 from harness.eval.machine import machine_store
-from harness.process import run_each
 from harness.protocol import BaselineItem, BaselineSpec
 from harness.store import BaselineKey, Store
 from harness.types import BASELINE_KINDS, PROTOCOL_VERSION, Baseline, DeviceInfo, Peaks, Problem

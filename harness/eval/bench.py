@@ -318,7 +318,8 @@ class Bench:
         for shape in shapes:
             for job in self.jobs(shape, 1, "warm-up"):
                 build(job.candidate, self.device, self.settings.cache_dir, self.settings.build_timeout_s,
-                      self.settings.max_jobs, confinement=confinement(self.settings))
+                      self.settings.max_jobs, confinement=confinement(self.settings),
+                      accelerate=self.settings.build_acceleration)
         return time.monotonic() - start
 
     def jobs(self, shape: str, n: int, part: str) -> list[Job]:
@@ -341,7 +342,8 @@ class Bench:
         results = []
         for job in jobs:
             built = build(job.candidate, self.device, self.settings.cache_dir, self.settings.build_timeout_s,
-                          self.settings.max_jobs, confinement=confinement(self.settings))
+                          self.settings.max_jobs, confinement=confinement(self.settings),
+                          accelerate=self.settings.build_acceleration)
             result = evaluate_built(job, built, self.device, self.settings, secrets.randbits(63))
             result = result.model_copy(update={"stages": {"build": built.duration_s, **result.stages}})
             results.append(result)

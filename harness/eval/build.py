@@ -12,13 +12,10 @@ import functools
 import hashlib
 import importlib.metadata
 import logging
-import os
 import platform
 import re
 import shutil
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 from harness import seal
@@ -27,9 +24,11 @@ from harness.eval import triton_cache
 from harness.eval.build_cost import TORCH_HEADERS, expected_build_cost
 from harness.eval.cache import LOCK, touch
 from harness.eval.confine import Confinement
-from harness.eval.pch_maker import MadeLater, make_requested_pchs, trusted_keys
-from harness.facts import meminfo_bytes, usable_cores
-from harness.process import (
+from harness.fastbuild import front_ends
+from harness.fastbuild import names as fastbuild
+from harness.fastbuild.maker import MadeLater, make_requested_pchs, trusted_keys
+from harness.fastbuild.names import PCH_REQUESTS, PCH_REQUESTS_ENV, PCH_RETRY, PCH_TRUSTED_ENV, SPLIT_NVCC_ENV
+from harness.markers import (
     CANDIDATE_FILE,
     CANDIDATE_STARTS,
     CAUGHT_BUILD,
@@ -37,19 +36,9 @@ from harness.process import (
     LOG_FILE,
     MANIFEST_FILE,
     NO_GPU_HINT,
-    PCH_REQUESTS,
-    PCH_REQUESTS_ENV,
-    PCH_RETRY,
-    PCH_TRUSTED_ENV,
     RESULT_FILE,
-    SPLIT_NVCC_ENV,
-    YIELD_ENV,
-    child_env,
-    read_log,
-    run_child,
-    tail,
-    write_atomic,
 )
+from harness.process import YIELD_ENV, child_env, read_log, run_child, tail, write_atomic
 from harness.types import BuildResult, Candidate, DeviceInfo
 
 logger = logging.getLogger(__name__)
@@ -84,12 +73,15 @@ def harness_version() -> str:
     return project.get("version", "unknown") if project.get("name") == "kernel-harness" else "unknown"
 
 
-def build_sha256(candidate: Candidate, device: DeviceInfo, sandboxed: bool = True) -> str:
+def build_sha256(candidate: Candidate, device: DeviceInfo, sandboxed: bool = True, accelerated: bool = True) -> str:
     """What makes a built extension reusable: the source and everything it was compiled against. A build made
-    without the sandbox is kept apart: a candidate built beside it could have written into it."""
+    without the sandbox is kept apart: a candidate built beside it could have written into it. So is one made
+    without build acceleration (fastbuild/): its objects are torch's own, where an accelerated `.cu` carries the
+    module id nvcc_split.py gave it, and a build that failed with a precompiled header is not one torch would
+    have failed; whoever turns acceleration off asks for torch's build, not a cached faster one."""
     parts = [f"build-protocol={BUILD_PROTOCOL}", f"target={device.target}", f"arch={device.arch}",
              f"torch={torch_version()}", f"python={sys.version_info[:2]}", f"machine={platform.machine()}",
-             candidate.sha256, *([] if sandboxed else ["sandbox=off"])]
+             candidate.sha256, *([] if sandboxed else ["sandbox=off"]), *([] if accelerated else ["acceleration=off"])]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -108,11 +100,13 @@ def extension_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
 
 
 def build_env(device: DeviceInfo, directory: Path, max_jobs: int, split_nvcc: bool = False,
-              yield_cores: bool = True) -> dict[str, str]:
+              yield_cores: bool = True, accelerate: bool = True) -> dict[str, str]:
     """`yield_cores`: on a GPU, whether the build yields the cores (runs under SCHED_IDLE); a build the device waits
-    for with nothing else to do (scheduler.Batch.leads) does not."""
-    extra = {**extension_env(device, directory), "MAX_JOBS": str(max_jobs),
-             PCH_REQUESTS_ENV: str(directory / PCH_REQUESTS), PCH_TRUSTED_ENV: ",".join(trusted_keys())}
+    for with nothing else to do (scheduler.Batch.leads) does not. `accelerate`: the build_acceleration setting,
+    said to the child whatever the parent's own environment says (the setting already read it)."""
+    extra = {**extension_env(device, directory), "MAX_JOBS": str(max_jobs), fastbuild.ENV: "1" if accelerate else "0"}
+    if accelerate:
+        extra |= {PCH_REQUESTS_ENV: str(directory / PCH_REQUESTS), PCH_TRUSTED_ENV: ",".join(trusted_keys())}
     if split_nvcc:
         extra[SPLIT_NVCC_ENV] = "1"
     if device.target == "cuda":  # builds run beside evaluations: no GPU for the builder, and the cores theirs first
@@ -171,44 +165,6 @@ def log_excerpt(log: str, lines: int = 20) -> str:
     return tail(head, lines)
 
 
-class FrontEnds:
-    """Which builds may run nvcc's host and device front ends at once (child/nvcc_split.py). On a `.cu` that reads
-    torch's headers that takes its longer front end's time instead of both (cudafe++ 29 s and cicc 29 s, one after
-    the other, on this project's 2-core machine), for a second core and about 3 GB more memory (cicc held 3.1 GB,
-    cudafe++ 2.3 GB) over that time. So a build gets it only while its second process has a core nobody else
-    wants: fewer processes than cores, counting this process's builds and the splits granted (the load average
-    lags a wave of builds that start together) or the machine's load, whichever is more, and the memory free for
-    every split granted."""
-
-    MEMORY = 3 << 30  # what one split may add
-    RESERVE = 8 << 30  # left free for everything else
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.running = self.splits = 0
-
-    @contextlib.contextmanager
-    def build(self, source: str) -> Iterator[bool]:
-        """Held for one build: whether it may split (only a `.cu` expected to read torch's headers gains)."""
-        with self.lock:
-            self.running += 1
-            split = expected_build_cost(source) >= TORCH_HEADERS and self._room()
-            self.splits += split
-        try:
-            yield split
-        finally:
-            with self.lock:
-                self.running -= 1
-                self.splits -= split
-
-    def _room(self) -> bool:
-        busy = max(self.running + self.splits, os.getloadavg()[0])
-        free = meminfo_bytes("MemAvailable")
-        enough = free is not None and free >= self.RESERVE + (self.splits + 1) * self.MEMORY
-        return busy + 1 <= usable_cores() and enough
-
-
-FRONT_ENDS = FrontEnds()  # this process's builds, whichever batch or command started them
 
 
 def _in_answer_lines(log: str, directory: Path, source: str, failed: bool) -> str:
@@ -235,40 +191,55 @@ def _exclusive(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _cached(directory: Path) -> BuildResult | None:
+    """The build kept in `directory`, where there is one and its seal holds."""
+    done = directory / RESULT_FILE
+    if not done.is_file():
+        return None
+    if seal.directory_sealed(directory, SEAL_FILE, skip=frozenset({LOCK})):
+        touch(directory)  # its last use, for the cache's cap (cache.py)
+        return BuildResult.model_validate_json(done.read_text()).model_copy(update={"cached": True})
+    logger.warning("harness: the cached build in %s fails its seal check (changed since it was built, or "
+                   "made before seals, or under another key): building it again", directory)
+    return None
+
+
+def _clear(directory: Path, cache_dir: Path, key: str) -> None:
+    """An empty directory for a new build, but for its lock."""
+    (directory / RESULT_FILE).unlink(missing_ok=True)
+    (directory / SEAL_FILE).unlink(missing_ok=True)
+    for entry in directory.iterdir():  # what an earlier build left: extensions, torch's stale `lock` files
+        if entry.name != LOCK:
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    triton_cache.forget(cache_dir, key)  # and the kernels Triton compiled for the earlier build
+
+
 def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: float = 600.0,
           max_jobs: int = 2, force: bool = False, confinement: Confinement | None = None,
-          yield_cores: bool = True, made_later: MadeLater | None = None) -> BuildResult:
+          yield_cores: bool = True, made_later: MadeLater | None = None, accelerate: bool = True) -> BuildResult:
     """Build `candidate` (import it once) unless the same key was built before, here or elsewhere;
     `force` builds again from an empty directory. With a `confinement`, the build child is sandboxed: it may
     write its build directory alone. The precompiled headers it asks for (pch.py) are made after it, before it
     returns, or by `made_later` (a GPU batch's: beside the evaluations) if given.
-    `yield_cores`: as build_env's, the makers too."""
-    key = build_sha256(candidate, device, sandboxed=confinement is not None)
+    `yield_cores`: as build_env's, the makers too. `accelerate` off: torch's own build (fastbuild/), nothing made."""
+    key = build_sha256(candidate, device, sandboxed=confinement is not None, accelerated=accelerate)
     directory = (cache_dir / "builds" / key[:32]).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     with _exclusive(directory / LOCK):
         done = directory / RESULT_FILE
-        if done.is_file() and not force:
-            if seal.directory_sealed(directory, SEAL_FILE, skip=frozenset({LOCK})):
-                touch(directory)  # its last use, for the cache's cap (cache.py)
-                return BuildResult.model_validate_json(done.read_text()).model_copy(update={"cached": True})
-            logger.warning("harness: the cached build in %s fails its seal check (changed since it was built, or "
-                           "made before seals, or under another key): building it again", directory)
-        done.unlink(missing_ok=True)
-        (directory / SEAL_FILE).unlink(missing_ok=True)
-        for entry in directory.iterdir():  # what an earlier build left: extensions, torch's stale `lock` files
-            if entry.name != LOCK:
-                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
-        triton_cache.forget(cache_dir, key)  # and the kernels Triton compiled for the earlier build
+        if not force and (cached := _cached(directory)) is not None:
+            return cached
+        _clear(directory, cache_dir, key)
         (directory / CANDIDATE_FILE).write_text(candidate.source)
         log_path = directory / LOG_FILE
-        with FRONT_ENDS.build(candidate.source) as split_nvcc:
-            env = build_env(device, directory, max_jobs, split_nvcc, yield_cores)
+        gains = accelerate and expected_build_cost(candidate.source) >= TORCH_HEADERS
+        with front_ends.FRONT_ENDS.build(gains) as split_nvcc:
+            env = build_env(device, directory, max_jobs, split_nvcc, yield_cores, accelerate)
             outcome = run_child(["build", str(directory)], env=env, timeout_s=timeout_s, log_path=log_path,
                                 cwd=directory, policy=confinement and confinement.policy(directory))
         log = _in_answer_lines(read_log(log_path), directory, candidate.source, failed=outcome.returncode == 1)
         log_path.write_text(log)  # the build directory keeps what is kept of it (a candidate may print gigabytes)
-        if outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout): nothing new starts then
+        if accelerate and outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout)
             if made_later is not None:
                 made_later.add(directory / PCH_REQUESTS, confinement)
             else:

@@ -3,7 +3,7 @@ kernels Triton compiled for each candidate (RESULTS_DIR/cache/triton, triton_cac
 (pch_root(), one directory per key, ~0.8 GB each, shared by every results directory).
 
 An entry's last use is its directory's modification time: a build served from the cache touches it, a build
-that took a PCH asks for it to be touched (pch_maker.py), a build or a PCH made anew writes into it. Pruning
+that took a PCH asks for it to be touched (fastbuild/maker.py), a build or a PCH made anew writes into it. Pruning
 removes the least recently used entries until the total fits the cap, and never one used in the last IN_USE_S
 seconds or locked by a build in progress (another harness process may be about to evaluate it)."""
 
@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.process import pch_root
+from harness.fastbuild.names import pch_root
 
 IN_USE_S = 3600.0
 LOCK = ".harness-lock"  # a build holds it while it builds (build.py), and pruning skips what is held

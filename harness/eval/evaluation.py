@@ -24,20 +24,13 @@ from harness.eval.build import (
     torch_version,
 )
 from harness.eval.confine import confinement
-from harness.eval.pch_maker import MadeLater
 from harness.eval.plausibility import CONFIRMED, plausibility_flags
 from harness.eval.said import Said, said
+from harness.fastbuild.maker import MadeLater
 from harness.flags import LOW_COVERAGE, UNINFORMATIVE, UNSANDBOXED, merge_flags
+from harness.markers import CANDIDATE_STARTS, WARM_TRITON_ENV
 from harness.problems.gate import degenerate_reasons
-from harness.process import (
-    CANDIDATE_STARTS,
-    WARM_TRITON_ENV,
-    ChildOutcome,
-    EvalChild,
-    child_env,
-    read_log,
-    tail,
-)
+from harness.process import ChildOutcome, EvalChild, child_env, read_log, tail
 from harness.protocol import WorkerReport, WorkerSpec
 from harness.types import (
     HARNESS_ERROR,
@@ -230,11 +223,13 @@ def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings,
             confinement=confinement(settings),
             yield_cores=yield_cores,
             made_later=made_later,
+            accelerate=settings.build_acceleration,
         )
     except Exception as exc:  # noqa: BLE001 - reported as the job's harness_error
         return BuildResult(
             status=HARNESS_ERROR,
-            build_sha256=build_sha256(candidate, device, sandboxed=settings.sandbox == "on"),
+            build_sha256=build_sha256(candidate, device, sandboxed=settings.sandbox == "on",
+                                      accelerated=settings.build_acceleration),
             directory="",
             duration_s=0.0,
             log="",

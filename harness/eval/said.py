@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 
 from harness.eval.build import error_lines
-from harness.process import CANDIDATE_STARTS, CAUGHT_AT_RUN, CAUGHT_BUILD, FIRST_CALL_DONE, tail
+from harness.markers import CANDIDATE_STARTS, CAUGHT_AT_RUN, CAUGHT_BUILD, FIRST_CALL_DONE
+from harness.process import tail
 
 PRINTED_LINES = 40
 PRINTED_CHARS = 4000

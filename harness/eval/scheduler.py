@@ -27,10 +27,8 @@ from harness.eval.evaluation import (
     evaluate_built,
     harness_fault,
 )
-from harness.eval.pch_maker import MadeLater
-from harness.process import (
-    kill_all,
-)
+from harness.fastbuild.maker import MadeLater
+from harness.process import kill_all
 from harness.protocol import uses_triton
 from harness.types import (
     Baseline,
@@ -133,7 +131,8 @@ class LocalRun:
         for worker in workers:
             worker.start()
         pool = ThreadPoolExecutor(max_workers=max(1, self.settings.build_workers), thread_name_prefix="build")
-        made_later = MadeLater() if batch.overlap else None  # on the cpu target nothing evaluates beside them
+        # On the cpu target nothing evaluates beside them; without acceleration no build asks for one
+        made_later = MadeLater() if batch.overlap and self.settings.build_acceleration else None
         try:
             leads = batch.leads(len(self.devices))
             for n, (sha, candidate) in enumerate(batch.to_build(len(self.devices))):

@@ -24,7 +24,8 @@ from typing import Callable
 
 from pydantic import ValidationError
 
-from harness.process import child_env, run_each
+from harness.batch_child import run_each
+from harness.process import child_env
 from harness.types import GateResult, Problem, Target
 from harness.protocol import FullObservation, GateObservation, GateSpec, OutputStats, ProblemRef, TensorShape
 

@@ -1,4 +1,4 @@
-"""Builds with nvcc's front ends side by side (child/nvcc_split.py) against plain nvcc, on the GPU: the same
+"""Builds with nvcc's front ends side by side (fastbuild/nvcc_split.py) against plain nvcc, on the GPU: the same
 torch-header relu built both ways through the harness (torch's ninja file, its `-MD` dependency file, the
 sandbox), each then evaluated. Both must be correct; the build times are printed. Needs a GPU: `pytest -m gpu`."""
 import shutil
@@ -7,18 +7,18 @@ import pytest
 
 from harness.config import load_settings
 from harness.device import discover, visible_gpus
-from harness.eval import build as build_module
 from harness.eval.bench import batch
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import evaluate
+from harness.fastbuild import front_ends
 from harness.problems.index import resolve
 from harness.store import Store
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not visible_gpus(), reason="needs an NVIDIA GPU")]
 
 
-class Always(build_module.FrontEnds):
+class Always(front_ends.FrontEnds):
     def _room(self) -> bool:
         return True
 
@@ -28,7 +28,7 @@ def test_a_split_build_runs_as_plain_nvccs(tmp_path, monkeypatch):
     settings = load_settings(results_dir=tmp_path / "results", timing={"budget_s": 2.0})
     problem = resolve("level1/relu")
     device = discover("cuda")
-    monkeypatch.setattr(build_module, "FRONT_ENDS", Always())
+    monkeypatch.setattr(front_ends, "FRONT_ENDS", Always())
     monkeypatch.delenv("PYTORCH_NVCC", raising=False)
     with Store(settings.db) as store:
         [(_, split)] = evaluate([Job(problem, candidate_from_source(split_source))], device=device,
@@ -45,12 +45,12 @@ def test_a_split_build_runs_as_plain_nvccs(tmp_path, monkeypatch):
 
 
 def test_a_build_with_the_host_header_runs_as_plain_nvccs(tmp_path, monkeypatch):
-    """The first torch-header build asks for nvcc's host header (child/host_pch.py), made after it; the next takes
+    """The first torch-header build asks for nvcc's host header (fastbuild/host_pch.py), made after it; the next takes
     it. Both, and one with plain nvcc, must be correct."""
     import json
 
-    from harness.eval.pch_maker import trusted_keys
-    from harness.process import HOST_PCH_FILE
+    from harness.fastbuild.maker import trusted_keys
+    from harness.fastbuild.names import HOST_PCH_FILE
 
     first_source, second_source, plain_source = batch("torch", 3, "host header")
     monkeypatch.setenv("HARNESS_PCH_DIR", str(tmp_path / "pch"))  # made here, by this test's first build

@@ -1,7 +1,7 @@
 """Build fidelity on the cuda target: every shape of load_inline call in
 tests/fixtures/solutions/shapes/cuda_*.py ends the same way under the harness (cold, then with its
-precompiled torch/extension.h warm) as under plain torch (see tests/shapes.py). Needs a GPU:
-`pytest -m gpu`."""
+precompiled torch/extension.h warm, and with build acceleration off) as under plain torch (see tests/shapes.py).
+Needs a GPU: `pytest -m gpu`."""
 import pytest
 
 from harness.device import visible_gpus

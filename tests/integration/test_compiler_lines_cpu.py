@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.device import discover
 from harness.eval.build import build, error_lines
 from harness.eval.candidate import candidate_from_source
-from harness.process import CANDIDATE_FILE, LOG_FILE
+from harness.markers import CANDIDATE_FILE, LOG_FILE
 from tests.conftest import REPO
 
 KERNEL = r'''

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from harness.process import CANDIDATE_STARTS
+from harness.markers import CANDIDATE_STARTS
 from harness.store_schema import SCHEMA_VERSION
 from harness.types import PROTOCOL_VERSION
 from tests.conftest import FIXTURES, LEAN_RELU, REPO, SOLUTIONS, json_lines, run_cli

@@ -7,13 +7,14 @@ import pytest
 
 import harness.eval.build
 import harness.eval.evaluation
+import harness.fastbuild.names
 from harness.config import load_settings
 from harness.device import discover
 from harness.eval.build import BUILD_PROTOCOL, build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
-from harness.eval.pch_maker import seal_pch
 from harness.eval.pipeline import evaluate
+from harness.fastbuild.maker import seal_pch
 from harness.problems.index import resolve
 from harness.report.leaderboard import leaderboard
 from harness.store import Store
@@ -172,9 +173,9 @@ def test_a_broken_precompiled_header_never_fails_a_build(tmp_path, monkeypatch):
     import torch
     import torch.utils.cpp_extension as cpp_ext
 
-    from harness.child import pch
+    from harness.fastbuild import pch
 
-    monkeypatch.setenv(harness.process.PCH_DIR_ENV, str(tmp_path / "pch"))
+    monkeypatch.setenv(harness.fastbuild.names.PCH_DIR_ENV, str(tmp_path / "pch"))
     arguments = {"cpp_sources": "x", "extra_cflags": ["-O1"]}
     header = Path(torch.__file__).parent / "include" / pch.PCH_HEADER
     command = pch._precompile_command(cpp_ext, arguments, header)
@@ -190,5 +191,5 @@ def test_a_broken_precompiled_header_never_fails_a_build(tmp_path, monkeypatch):
     result = build(candidate, discover("cpu"), tmp_path / "cache", timeout_s=600)
     assert result.status == "ok", result.log[-3000:]
     harness_lines = [line for line in result.log.splitlines() if line.startswith("harness:")]
-    assert harness.process.PCH_RETRY in harness_lines, harness_lines
+    assert harness.fastbuild.names.PCH_RETRY in harness_lines, harness_lines
     assert (directory / pch.PCH_FAILED).is_file()

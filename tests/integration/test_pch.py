@@ -13,8 +13,8 @@ from harness.device import discover
 from harness.eval.build import build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import Confinement
-from harness.eval.pch_maker import MadeLater, trusted_keys
-from harness.process import PCH_FAILED, PCH_FILE
+from harness.fastbuild.maker import MadeLater, trusted_keys
+from harness.fastbuild.names import PCH_FAILED, PCH_FILE
 from harness.types import DeviceInfo
 
 CANDIDATE = '''

@@ -4,7 +4,7 @@ import os
 import time
 
 from harness.eval.cache import IN_USE_S, entries, prune
-from harness.process import PCH_DIR_ENV
+from harness.fastbuild.names import PCH_DIR_ENV
 from tests.conftest import json_lines, run_cli
 
 

@@ -1,5 +1,5 @@
 """What the parent lets a candidate's children touch (eval/confine.py), and the precompiled headers they ask
-for (eval/pch_maker.py): a request is a candidate's word, so only well-formed ones for their own key count."""
+for (fastbuild/maker.py): a request is a candidate's word, so only well-formed ones for their own key count."""
 import json
 from pathlib import Path
 
@@ -7,9 +7,10 @@ import pytest
 
 from harness.config import load_settings
 from harness.device import discover
-from harness.eval import confine, pch_maker
+from harness.eval import confine
 from harness.eval.build import build_sha256
 from harness.eval.candidate import candidate_from_source
+from harness.fastbuild import maker as pch_maker
 
 
 def test_the_store_and_credentials_are_hidden_and_off_means_no_sandbox(tmp_path):

@@ -1,4 +1,4 @@
-"""child/host_pch.py: nvcc's host compile of a torch-header `.cu` with a precompiled head, against the truth, plain
+"""fastbuild/host_pch.py: nvcc's host compile of a torch-header `.cu` with a precompiled head, against the truth, plain
 nvcc (the same output, dependency file and object, the module id aside); and when the head is asked for, taken,
 or left out."""
 import json
@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.child import host_pch
-from harness.eval.pch_maker import make_requested_pchs, trusted_keys
-from harness.process import CHILD, PCH_DIR_ENV, PCH_FAILED, PCH_REQUESTS_ENV, PCH_TRUSTED_ENV, child_env
+from harness.fastbuild import host_pch
+from harness.fastbuild.maker import make_requested_pchs, trusted_keys
+from harness.fastbuild.names import PCH_DIR_ENV, PCH_FAILED, PCH_REQUESTS_ENV, PCH_TRUSTED_ENV
+from harness.process import CHILD, child_env
 
 NVCC = shutil.which("nvcc")
 FLAGS = ["-DTORCH_API_INCLUDE_EXTENSION_H", "-gencode=arch=compute_90,code=sm_90", "--compiler-options", "-fPIC",
@@ -169,8 +170,8 @@ def test_nvcc_s_command_is_torch_s_own_whether_main_cpp_takes_its_pch_or_not(pch
 
     import torch.utils.cpp_extension as cpp_ext
 
-    from harness.child import loader, pch
-    from harness.eval.pch_maker import seal_pch
+    from harness.fastbuild import hooks, pch
+    from harness.fastbuild.maker import seal_pch
 
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
     monkeypatch.setattr(cpp_ext, "CUDA_HOME", str(Path(NVCC).resolve().parent.parent))  # None in a CPU torch
@@ -184,7 +185,7 @@ def test_nvcc_s_command_is_torch_s_own_whether_main_cpp_takes_its_pch_or_not(pch
     def build() -> None:
         bound = inspect.signature(cpp_ext.load_inline).bind(
             "relu", "torch::Tensor relu(torch::Tensor x);", CUDA_CU, functions=["relu"], extra_cflags=["-O1"])
-        loader._build_extension(cpp_ext, load_inline, bound, pch_env / "build", with_pch=True)
+        hooks.build_extension(cpp_ext, load_inline, bound, pch_env / "build", with_pch=True)
 
     build()  # no PCH yet: asked for
     (asked,) = requests(pch_env)

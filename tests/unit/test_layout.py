@@ -1,5 +1,6 @@
-"""The layout tells the flow and the process boundary: only harness.child runs torch and candidate code,
-every child starts through its one entry, and imports go one way between the packages."""
+"""The layout tells the flow and the process boundary: only harness.child runs torch and candidate code (and
+harness.fastbuild, which the build child calls, imports torch only inside its functions), every child starts
+through its one entry, and imports go one way between the packages."""
 import ast
 import subprocess
 import sys
@@ -11,18 +12,21 @@ PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 SHARED = {"harness.types", "harness.process", "harness.config", "harness.device", "harness.facts", "harness.store",
           "harness.data", "harness.store_schema", "harness.protocol", "harness.sandbox", "harness.seal",
           "harness.freeze", "harness.records", "harness.checks", "harness.workloads", "harness.compiler_lines",
-          "harness.flags", "harness.errors"}
+          "harness.flags", "harness.errors", "harness.markers", "harness.batch_child"}
 # What each part may import besides itself (the shared modules import only each other). The parent's packages
 # never import harness.child: what crosses the boundary is a process and its JSON (protocol.py, process.py).
+# Build acceleration (fastbuild) is one seam both sides use: it imports only the shared modules.
 MAY_IMPORT = {
     "child": {"harness.types", "harness.protocol", "harness.process", "harness.freeze", "harness.records",
-              "harness.checks", "harness.workloads", "harness.compiler_lines", "harness.errors"},
+              "harness.checks", "harness.workloads", "harness.compiler_lines", "harness.errors", "harness.markers",
+              "harness.batch_child", "fastbuild"},
+    "fastbuild": SHARED,
     "problems": SHARED,
-    "eval": SHARED | {"problems"},
+    "eval": SHARED | {"problems", "fastbuild"},
     "report": SHARED | {"eval"},
     "llm": SHARED | {"problems", "eval"},
     "api": SHARED | {"problems", "eval", "report", "llm"},
-    "cli": SHARED | {"problems", "eval", "report", "llm", "api"},
+    "cli": SHARED | {"problems", "eval", "report", "llm", "api", "fastbuild"},
     "rl": SHARED | {"problems", "llm", "api"},
     "harness": SHARED | {"problems", "eval", "report", "llm", "api", "cli"},
     "__main__": {"cli"},
@@ -61,10 +65,27 @@ def part(module: str) -> str:
     return pieces[1] if len(pieces) > 1 else "harness"
 
 
+def is_torch(module: str) -> bool:
+    return module == "torch" or module.startswith("torch.")
+
+
 def test_only_the_child_package_imports_torch():
-    outside = {m: sorted(i for i in imports(p) if i == "torch" or i.startswith("torch."))
-               for m, p in MODULES.items() if not m.startswith("harness.child")}
+    outside = {m: sorted(filter(is_torch, imports(p))) for m, p in MODULES.items()
+               if not m.startswith(("harness.child", "harness.fastbuild"))}
     assert {m: i for m, i in outside.items() if i} == {}
+
+
+def test_build_acceleration_imports_torch_only_inside_functions():
+    """The parent imports harness.fastbuild too (the makers, the grants): torch waits for the build child's call."""
+    at_import = {}
+    for module, path in MODULES.items():
+        if module.startswith("harness.fastbuild"):
+            tree = ast.parse(path.read_text())
+            top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+            names = {a.name for n in top if isinstance(n, ast.Import) for a in n.names}
+            names |= {n.module for n in top if isinstance(n, ast.ImportFrom) and n.module}
+            at_import[module] = sorted(filter(is_torch, names))
+    assert at_import and {m: i for m, i in at_import.items() if i} == {}
 
 
 def test_importing_every_parent_module_leaves_torch_unloaded():

@@ -1,4 +1,4 @@
-"""child/nvcc_split.py against the truth, plain nvcc: for each source and flag set, the same exit status, the same
+"""fastbuild/nvcc_split.py against the truth, plain nvcc: for each source and flag set, the same exit status, the same
 output (nvcc's intermediate files' random names aside), the same dependency file and the same object (those names
 and the module id aside); and its plan, read from nvcc's own dry run."""
 import os
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.child import nvcc_split
-from harness.child.loader import _nvcc_driver
-from harness.eval.build import FrontEnds
-from harness.eval.build_cost import TORCH_HEADERS
+from harness.eval.build_cost import TORCH_HEADERS, expected_build_cost
+from harness.fastbuild import front_ends, nvcc_plan
+from harness.fastbuild.front_ends import FrontEnds
+from harness.fastbuild.hooks import nvcc_driver
 from harness.process import CHILD, child_env
 
 NVCC = shutil.which("nvcc")
@@ -110,27 +110,27 @@ def test_its_plan_runs_the_front_ends_apart_and_keeps_nvccs_order(tmp_path):
     args = ["-MD", "-MF", "kernel.o.d", *FLAGS["two archs, PTX too"], "-c", "kernel.cu", "-o", "kernel.o"]
     dry = subprocess.run([NVCC, "--dryrun", *args], cwd=tmp_path, capture_output=True, text=True, check=True)
     lines = [line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")]
-    plan = nvcc_split.plan(lines, nvcc_split.dependencies(NVCC, args))
+    plan = nvcc_plan.plan(lines, nvcc_plan.dependencies(NVCC, args))
     host, device = plan.chains
-    assert [nvcc_split._tool(step.command) for step in host][1] == "cudafe++"
+    assert [nvcc_plan._tool(step.command) for step in host][1] == "cudafe++"
     assert "--gen_module_id_file" not in host[1].command  # it reads ours, as cicc does
-    assert [nvcc_split._tool(step.command) for step in device].count("cicc") == 2
-    assert nvcc_split._tool(device[-1].command) == "fatbinary"
+    assert [nvcc_plan._tool(step.command) for step in device].count("cicc") == 2
+    assert nvcc_plan._tool(device[-1].command) == "fatbinary"
     # nvcc's filter comes after the three preprocessings (two archs, then the host) and reads them in that order
-    assert len(plan.preprocessed) == 3 and plan.preprocessed[-1] == nvcc_split._output(host[0].command)
+    assert len(plan.preprocessed) == 3 and plan.preprocessed[-1] == nvcc_plan._output(host[0].command)
     assert plan.filter_index == host[0].index + 1 < host[1].index
     indices = sorted([plan.filter_index, *(step.index for chain in plan.chains for step in chain)])
     assert indices == list(range(len(indices)))  # every step before the host compile, once
-    assert nvcc_split._is_compile(plan.finish[-1].command)
+    assert nvcc_plan._is_compile(plan.finish[-1].command)
     assert plan.env["CICC_PATH"] and "PATH" in plan.env
 
 
 @needs_nvcc
 @pytest.mark.parametrize("flags", [["-rdc=true"], ["--keep"], ["-t", "2"], ["-t2"], ["--ptx"], ["-MMD"]])
 def test_what_it_does_not_recognise_runs_plain_nvcc(tmp_path, flags):
-    assert nvcc_split.is_plain(flags, {})
-    assert nvcc_split.is_plain([], {"NVCC_APPEND_FLAGS": " ".join(flags)})
-    assert not nvcc_split.is_plain(["-MD", "-MF", "x.d", *ARCH, "-O3"], {})
+    assert nvcc_plan.is_plain(flags, {})
+    assert nvcc_plan.is_plain([], {"NVCC_APPEND_FLAGS": " ".join(flags)})
+    assert not nvcc_plan.is_plain(["-MD", "-MF", "x.d", *ARCH, "-O3"], {})
     (tmp_path / "kernel.cu").write_text(KERNEL)
     out = tmp_path / ("kernel.ptx" if "--ptx" in flags else "kernel.o")
     compile_ = [] if "--ptx" in flags else ["-c"]
@@ -146,18 +146,18 @@ def test_a_plan_of_another_shape_is_not_split(tmp_path):
     args = [*ARCH, "-rdc=true", "-c", "kernel.cu", "-o", "kernel.o"]
     dry = subprocess.run([NVCC, "--dryrun", *args], cwd=tmp_path, capture_output=True, text=True, check=True)
     lines = [line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")]
-    assert nvcc_split.plan(lines, None) is None  # cicc --device-c: the module id links objects together
+    assert nvcc_plan.plan(lines, None) is None  # cicc --device-c: the module id links objects together
     linked = [*ARCH, "kernel.cu", "-o", "kernel"]  # compiled and linked: nvlink and the host link follow
     dry = subprocess.run([NVCC, "--dryrun", *linked], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert nvcc_split.plan([line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")], None) is None
+    assert nvcc_plan.plan([line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")], None) is None
 
 
 def test_the_dependency_command_is_nvccs_own_minus_the_compile():
     args = ["-MD", "-MF", "o.d", "-DX=1", "-c", "/b/k.cu", "-o", "k.o", "-O3"]
-    assert nvcc_split.dependencies("nvcc", args) == nvcc_split.Dependencies(
+    assert nvcc_plan.dependencies("nvcc", args) == nvcc_plan.Dependencies(
         "o.d", "k.o", "/b/k.cu", ["nvcc", "-M", "-MT", "k.o", "-MF", "o.d", "-DX=1", "/b/k.cu", "-O3"])
-    assert nvcc_split.dependencies("nvcc", ["-MD", "-c", "k.cu", "-o", "k.o"]) is None  # no file named
-    assert nvcc_split.dependencies("nvcc", ["-MD", "-MF", "o.d", "-c", "k.cu", "-o=k.o"]) is None
+    assert nvcc_plan.dependencies("nvcc", ["-MD", "-c", "k.cu", "-o", "k.o"]) is None  # no file named
+    assert nvcc_plan.dependencies("nvcc", ["-MD", "-MF", "o.d", "-c", "k.cu", "-o=k.o"]) is None
 
 
 # Sources whose dependency file nvcc writes from its preprocessed files in a way worth pinning down: headers only
@@ -203,25 +203,25 @@ def _preprocessed(tmp_path: Path, text: str) -> str:
 
 
 def test_the_dependency_file_is_derived_from_gcc_s_markers_and_asked_of_nvcc_otherwise(tmp_path):
-    deps = nvcc_split.Dependencies("k.o.d", "k.o", "k.cu", [])
+    deps = nvcc_plan.Dependencies("k.o.d", "k.o", "k.cu", [])
     gcc = '# 0 "k.cu"\n# 0 "<built-in>"\n# 1 "/usr/a b.h" 1 3 4\n# 9 "/c.h"\nint x;\n# 1 "k.cu"\n# 1 "/d.h" 2\n'
-    assert nvcc_split.derived_dependencies(deps, [_preprocessed(tmp_path, gcc)]) == (
+    assert nvcc_plan.derived_dependencies(deps, [_preprocessed(tmp_path, gcc)]) == (
         "k.o : k.cu \\\n    /usr/a\\ b.h \\\n    /d.h\n")
     for odd in ('  # 1 "/j.h"\n', '#1 "/e.h"\n', '# 1 "/i.h"junk\n', '# 1 "/q\\"h"\n', '# 1 "<built-in>"\n',
                 '# 1 "/$.h"\n'):
-        assert nvcc_split.derived_dependencies(deps, [_preprocessed(tmp_path, gcc + odd)]) is None, odd
-    assert nvcc_split.derived_dependencies(deps, [_preprocessed(tmp_path, '# 0 "k.cu"\nint x;\n')]) is None
+        assert nvcc_plan.derived_dependencies(deps, [_preprocessed(tmp_path, gcc + odd)]) is None, odd
+    assert nvcc_plan.derived_dependencies(deps, [_preprocessed(tmp_path, '# 0 "k.cu"\nint x;\n')]) is None
 
 
 def test_the_module_id_is_nvccs_form_and_unique_to_the_source(tmp_path):
     source = tmp_path / "cuda.cu"
     source.write_text(KERNEL)
-    first = nvcc_split.module_id(str(source), ["-O3"])
+    first = nvcc_plan.module_id(str(source), ["-O3"])
     assert re.fullmatch(r"_[0-9a-f]{8}_7_cuda_cu_[0-9a-f]{8}", first)
-    assert nvcc_split.module_id(str(source), ["-O3"]) == first
-    assert nvcc_split.module_id(str(source), ["-O2"]) != first
+    assert nvcc_plan.module_id(str(source), ["-O3"]) == first
+    assert nvcc_plan.module_id(str(source), ["-O2"]) != first
     source.write_text(KERNEL + "\n")
-    assert nvcc_split.module_id(str(source), ["-O3"]) != first
+    assert nvcc_plan.module_id(str(source), ["-O3"]) != first
 
 
 class FakeExtensions:
@@ -244,53 +244,51 @@ def test_the_build_child_points_torch_at_the_driver_where_it_splits_or_may_take_
     monkeypatch.delenv("PYTORCH_NVCC", raising=False)
     monkeypatch.setenv("HARNESS_SPLIT_NVCC", "1")
     for sole_cu, options in ((False, ""), (True, " --host-pch")):
-        with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=sole_cu):
+        with nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=sole_cu):
             command = os.environ["PYTORCH_NVCC"]
         assert command.endswith(f"-m harness.child nvcc{options} /opt/cuda/bin/nvcc")
         assert "PYTORCH_NVCC" not in os.environ
     for extensions, building in ((FakeExtensions("/opt/cuda"), False),  # a build at evaluation time
                                  (FakeExtensions(None), True),  # no CUDA
                                  (FakeExtensions("/opt/cuda", wrapper="ccache"), True)):  # torch would use ccache
-        with _nvcc_driver(extensions, building, sole_cu=True):
+        with nvcc_driver(extensions, building, sole_cu=True):
             assert "PYTORCH_NVCC" not in os.environ
     monkeypatch.setenv("PYTORCH_NVCC", "my-nvcc")  # the user's (or the candidate's) stands
-    with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=True):
+    with nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=True):
         assert os.environ["PYTORCH_NVCC"] == "my-nvcc"
     monkeypatch.delenv("PYTORCH_NVCC")
     monkeypatch.delenv("HARNESS_SPLIT_NVCC")  # no second core: one chain, and only for a host header
-    with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=False):
+    with nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=False):
         assert "PYTORCH_NVCC" not in os.environ
-    with _nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=True):
+    with nvcc_driver(FakeExtensions("/opt/cuda"), building=True, sole_cu=True):
         assert os.environ["PYTORCH_NVCC"].endswith("nvcc --one-chain --host-pch /opt/cuda/bin/nvcc")
 
 
 def test_splits_are_granted_to_torch_header_builds_while_cores_and_memory_are_free(monkeypatch):
-    from harness.eval import build as build_module
-
     heavy = 'load_inline(name="x", cpp_sources="", cuda_sources=CUDA)'
-    assert build_module.expected_build_cost(heavy) == TORCH_HEADERS
-    monkeypatch.setattr(build_module, "usable_cores", lambda: 8)
-    monkeypatch.setattr(build_module, "meminfo_bytes", lambda field: 64 << 30)
-    monkeypatch.setattr(build_module.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    front_ends = FrontEnds()
-    with front_ends.build("import torch\n") as lean:
+    assert expected_build_cost(heavy) == TORCH_HEADERS
+    monkeypatch.setattr(front_ends, "usable_cores", lambda: 8)
+    monkeypatch.setattr(front_ends, "meminfo_bytes", lambda field: 64 << 30)
+    monkeypatch.setattr(front_ends.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    grants = FrontEnds()
+    with grants.build(expected_build_cost("import torch\n") >= TORCH_HEADERS) as lean:
         assert not lean  # nothing to split: no slot taken
         granted = []
-        with front_ends.build(heavy) as a, front_ends.build(heavy) as b, front_ends.build(heavy) as c:
+        with grants.build(True) as a, grants.build(True) as b, grants.build(True) as c:
             granted = [a, b, c]
-            with front_ends.build(heavy) as d:  # 5 builds and 3 splits: a fourth split would need a 9th core
+            with grants.build(True) as d:  # 5 builds and 3 splits: a fourth split would need a 9th core
                 granted.append(d)
         assert granted == [True, True, True, False]
-    assert (front_ends.running, front_ends.splits) == (0, 0)
-    monkeypatch.setattr(build_module.os, "getloadavg", lambda: (7.5, 0.0, 0.0))  # another user's load
-    with front_ends.build(heavy) as split:
+    assert (grants.running, grants.splits) == (0, 0)
+    monkeypatch.setattr(front_ends.os, "getloadavg", lambda: (7.5, 0.0, 0.0))  # another user's load
+    with grants.build(True) as split:
         assert not split
-    monkeypatch.setattr(build_module.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    monkeypatch.setattr(build_module, "meminfo_bytes", lambda field: 10 << 30)  # 8 GiB kept free, 3 GiB a split
-    with front_ends.build(heavy) as split:
+    monkeypatch.setattr(front_ends.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(front_ends, "meminfo_bytes", lambda field: 10 << 30)  # 8 GiB kept free, 3 GiB a split
+    with grants.build(True) as split:
         assert not split
-    monkeypatch.setattr(build_module, "meminfo_bytes", lambda field: None)
-    with front_ends.build(heavy) as split:
+    monkeypatch.setattr(front_ends, "meminfo_bytes", lambda field: None)
+    with grants.build(True) as split:
         assert not split
 
 

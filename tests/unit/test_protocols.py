@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from harness.batch_child import append_line
 from harness.child.gate import main as child_main
 from harness.problems import gate
 from harness.problems.index import parse_problem
-from harness.process import append_line
 from harness.protocol import (
     BaselineItem,
     BaselineSpec,

@@ -7,7 +7,7 @@ import pytest
 
 from harness.child import caught, loader
 from harness.eval.said import said
-from harness.process import CANDIDATE_STARTS, CAUGHT_AT_RUN, CAUGHT_BUILD, FIRST_CALL_DONE
+from harness.markers import CANDIDATE_STARTS, CAUGHT_AT_RUN, CAUGHT_BUILD, FIRST_CALL_DONE
 
 COMPILER = ("RuntimeError: Error building extension 'k': [1/2] c++ -MMD -MF main.o.d -O2 -c main.cpp -o main.o\n"
             "FAILED: [code=1] main.o\nc++ -MMD -MF main.o.d -c main.cpp -o main.o\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness import seal
-from harness.eval import pch_maker
-from harness.process import PCH_FILE
+from harness.fastbuild import maker as pch_maker
+from harness.fastbuild.names import PCH_FILE
 from harness.store import Store
 from harness.types import PROTOCOL_VERSION, Baseline, Peaks, Timing
 from tests.unit.test_store import result
@@ -146,7 +146,7 @@ def test_a_build_child_takes_only_a_trusted_precompiled_header(tmp_path, monkeyp
     import torch
     import torch.utils.cpp_extension as cpp_ext
 
-    from harness.child import pch
+    from harness.fastbuild import pch
     monkeypatch.setenv("HARNESS_PCH_DIR", str(tmp_path / "pch"))
     requests = tmp_path / "requests.jsonl"
     monkeypatch.setenv("HARNESS_PCH_REQUESTS", str(requests))

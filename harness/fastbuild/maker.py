@@ -1,5 +1,5 @@
-"""The precompiled headers a build asked for, made after it (child/pch.py says why a build child never makes
-them; child/host_pch.py makes nvcc's host header the same way): each by `python -m harness.child pch DIR`,
+"""The precompiled headers a build asked for, made after it (pch.py says why a build child never makes
+them; host_pch.py makes nvcc's host header the same way): each by `python -m harness.child pch DIR`,
 sandboxed to DIR, the key's own directory. What a request
 says is a candidate's word: the child checks that the command is the key's, so a forged request can only make
 the PCH of its own flags; a retire request costs later builds time, never a verdict; a use request (a build
@@ -12,6 +12,7 @@ other; one that fails (changed since, or made outside the harness) is made again
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import logging
@@ -20,28 +21,23 @@ import re
 import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Protocol
 
-from harness import seal
-from harness.eval.cache import touch
-from harness.eval.confine import Confinement
-from harness.process import (
-    HOST_PCH_FILE,
-    HOST_PCH_PREFIX,
-    PCH_COMMAND,
-    PCH_FAILED,
-    PCH_FILE,
-    YIELD_ENV,
-    child_env,
-    pch_root,
-    run_child,
-    write_atomic,
-)
+from harness import sandbox, seal
+from harness.fastbuild.names import HOST_PCH_FILE, HOST_PCH_PREFIX, PCH_COMMAND, PCH_FAILED, PCH_FILE, pch_root
+from harness.process import YIELD_ENV, child_env, run_child, write_atomic
 
 KEY = re.compile(r"[0-9a-f]{32}")
 MAX_REQUESTS = 4  # a load_inline call asks for two (torch/extension.h's, nvcc's host text's): two calls' worth
 PCH_TIMEOUT_S = 600.0
 SEAL_FILE = "pch.seal"
 logger = logging.getLogger(__name__)
+
+
+class Confinement(Protocol):
+    """The sandbox a maker runs in (eval/confine.py's Confinement): one that may write `scratch` alone."""
+
+    def policy(self, scratch: Path) -> sandbox.Policy: ...
 
 
 def make_requested_pchs(requests: Path, confinement: Confinement | None, yield_cores: bool = False) -> None:
@@ -62,7 +58,8 @@ def make_requested_pchs(requests: Path, confinement: Confinement | None, yield_c
             continue
         if _is_key(record.get("use")):  # a forged one only keeps a PCH from the cap a while longer
             taken += 1
-            touch(pch_root() / record["use"])
+            with contextlib.suppress(OSError):  # its last use, read by the caches' cap (eval/cache.py)
+                os.utime(pch_root() / record["use"])
         elif _is_key(record.get("retire")):
             taken += 1
             _retire(pch_root() / record["retire"], str(record.get("why", ""))[:500])
@@ -128,7 +125,7 @@ def _made(directory: Path) -> bool:
 
 
 def _clear_unsealed(directory: Path) -> bool:
-    """Remove a PCH that fails its seal, unless a maker holds the directory's lock (child/pch.py): False then."""
+    """Remove a PCH that fails its seal, unless a maker holds the directory's lock (pch.py): False then."""
     if not _made(directory) and not (directory / HOST_PCH_PREFIX).exists():
         return True
     with open(directory / "lock", "a") as lock:

@@ -34,19 +34,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.process import (
-    HOST_PCH_FILE,
-    HOST_PCH_PREFIX,
-    PCH_FAILED,
-    PCH_TRUSTED_ENV,
-    pch_root,
-    request_pch,
-    write_atomic,
-)
+from harness.fastbuild import nvcc_plan
+from harness.fastbuild.names import HOST_PCH_FILE, HOST_PCH_PREFIX, PCH_FAILED, PCH_TRUSTED_ENV, pch_root, request_pch
+from harness.process import write_atomic
 
 PREFIX, PCH = HOST_PCH_PREFIX, HOST_PCH_FILE  # the shared text, and its precompiled header beside it
 RECIPE = 1
@@ -190,9 +183,8 @@ def compile_with(header: Header, cudafe: Path, command: str, env: dict[str, str]
     return None
 
 
-def make_main(directory: Path, command: list[str], plan: Callable) -> int:
-    """`pch DIR` for a host header: DIR/command.json is [JOB, NVCC, FLAGS...], and DIR's name their key; `plan` is
-    nvcc_split's reading of nvcc's dry run."""
+def make_main(directory: Path, command: list[str]) -> int:
+    """`pch DIR` for a host header: DIR/command.json is [JOB, NVCC, FLAGS...], and DIR's name their key."""
     nvcc, flags = command[1], command[2:]
     if key(nvcc, flags) != directory.name:
         print(f"harness: {directory} is not the key of its command", file=sys.stderr)
@@ -206,7 +198,7 @@ def make_main(directory: Path, command: list[str], plan: Callable) -> int:
             return 1
         if (directory / PCH).is_file():
             return 0
-        why = _make(directory, nvcc, flags, plan)
+        why = _make(directory, nvcc, flags)
         if why is None:
             return 0
         for name in (PREFIX, PCH):
@@ -217,7 +209,7 @@ def make_main(directory: Path, command: list[str], plan: Callable) -> int:
         return 1
 
 
-def _make(directory: Path, nvcc: str, flags: list[str], plan: Callable) -> str | None:
+def _make(directory: Path, nvcc: str, flags: list[str]) -> str | None:
     """Compile the canonical `.cu` as nvcc would, keep its shared text and precompile it, and prove that the
     object compiled with it is the object without it; None when made, else why not."""
     work = Path(tempfile.mkdtemp(prefix="host-pch-", dir=directory))
@@ -227,7 +219,7 @@ def _make(directory: Path, nvcc: str, flags: list[str], plan: Callable) -> str |
         env = {**os.environ, "TMPDIR": str(work)}
         args = [*flags, "-c", str(source), "-o", str(work / "cuda.o")]
         dry = subprocess.run([nvcc, "--dryrun", *args], env=env, capture_output=True, text=True)
-        split = plan([line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")], None)
+        split = nvcc_plan.plan([line[3:] for line in dry.stderr.splitlines() if line.startswith("#$ ")], None)
         if dry.returncode or split is None:
             return f"nvcc's plan for these flags is not one this splits:\n{dry.stderr}"
         Path(split.module_id_file).write_text(module_id(directory.name))

@@ -36,8 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.child import host_pch
-from harness.process import (
+from harness.fastbuild import host_pch
+from harness.fastbuild.names import (
     PCH_COMMAND,
     PCH_FAILED,
     PCH_FILE,
@@ -45,8 +45,8 @@ from harness.process import (
     PCH_TRUSTED_ENV,
     pch_root,
     request_pch,
-    write_atomic,
 )
+from harness.process import write_atomic
 
 RECIPE = 2  # in every key: directories of an older recipe (no header link, guessed flags) are never used
 
@@ -158,9 +158,7 @@ def make_main(directory: Path) -> int:
     command = json.loads((directory / PCH_COMMAND).read_text())
     if (isinstance(command, list) and len(command) >= 2 and command[0] == host_pch.JOB
             and all(isinstance(a, str) for a in command)):
-        from harness.child.nvcc_split import plan
-
-        return host_pch.make_main(directory, command, plan)
+        return host_pch.make_main(directory, command)
     import torch
 
     header = Path(torch.__file__).parent / "include" / PCH_HEADER
