@@ -164,12 +164,12 @@ def _delete_runs(args) -> int:
     with _open_store(args) as store:
         names = [r.name for r in store.runs()]
         wanted = [_pick(names, name) for name in dict.fromkeys(args.delete)]  # every name checked before any delete
-        deleted = [{"run": name, **dict(zip(("evaluations", "turns"), store.delete_run(name)))} for name in wanted]
-    for d in deleted:
+        deleted = [(name, *store.delete_run(name)) for name in wanted]
+    for name, evaluations, turns in deleted:
         if args.json:
-            emit_json(d)
+            emit_json({"run": name, "evaluations": evaluations, "turns": turns})
         else:
-            out.print(f"deleted run {escape(d['run'])}: {d['evaluations']} evaluations, {d['turns']} turns")
+            out.print(f"deleted run {escape(name)}: {evaluations} evaluations, {turns} turns")
     return 0
 
 
