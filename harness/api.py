@@ -276,7 +276,7 @@ def _resumed(request: RunRequest, device: DeviceInfo, store: Store, mode: str) -
     names = [r.name for r in store.runs() if r.kind == mode]
     name = request.name or (names[-1] if names else None)
     stored = store.run_config(name) if name else None
-    if not stored:
+    if not name or not stored:
         raise RunError(f"nothing to resume: {store.path} has no `harness {mode}` run"
                        + (f" named {name!r}" if name else "") + (f" (there are: {', '.join(names)})" if names else ""))
     config = RunConfig.model_validate_json(stored)

@@ -75,7 +75,8 @@ def check_spec(name: str, dtype: str = "float32", atol: float | None = None,
                          rtol=default if rtol is None else rtol)
     if name not in ("truth", "allclose"):
         raise ValueError(f"unknown check {name!r}: use one of {', '.join(CHECK_NAMES)}")
-    return CheckSpec(name=name, mode=name, atol=atol, rtol=rtol)
+    mode: CheckMode = "truth" if name == "truth" else "allclose"
+    return CheckSpec(name=name, mode=mode, atol=atol, rtol=rtol)
 
 
 TRUTH = CheckSpec()

@@ -299,9 +299,11 @@ def _set_limits(policy: Policy) -> None:
               resource.RLIMIT_NOFILE: (policy.max_open_files,) * 2}
     if policy.cpu_seconds:
         limits[resource.RLIMIT_CPU] = (policy.cpu_seconds, policy.cpu_seconds + 5)  # SIGXCPU, then SIGKILL
-    for which, wanted in limits.items():
+    for which, (soft, top) in limits.items():
         hard = resource.getrlimit(which)[1]
-        resource.setrlimit(which, tuple(v if hard == resource.RLIM_INFINITY else min(v, hard) for v in wanted))
+        if hard != resource.RLIM_INFINITY:
+            soft, top = min(soft, hard), min(top, hard)
+        resource.setrlimit(which, (soft, top))
 
 
 def _drop_capabilities() -> None:

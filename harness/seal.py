@@ -80,9 +80,17 @@ def file_digests(directory: Path, skip: frozenset[str] = frozenset()) -> list[st
             if path.is_symlink():
                 lines.append(f"{rel} -> {os.readlink(path)}")
                 continue
-            with open(path, "rb") as f:
-                lines.append(f"{rel} {hashlib.file_digest(f, 'sha256').hexdigest()}")
+            lines.append(f"{rel} {_sha256(path)}")
     return sorted(lines)
+
+
+def _sha256(path: Path) -> str:
+    # hashlib.file_digest would do, from Python 3.11 on; 3.10 is supported
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def seal_directory(directory: Path, seal_file: str, skip: frozenset[str] = frozenset()) -> None:

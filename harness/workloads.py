@@ -154,10 +154,11 @@ class WorkloadResult(Frozen):
 def weighted_speedup(results: tuple[WorkloadResult, ...] | list[WorkloadResult]) -> float | None:
     """The weighted geometric mean of the timed workloads' speedups (None unless every timed one has one)."""
     timed = [r for r in results if r.timed]
-    if not timed or any(r.speedup is None for r in timed):
+    weighted = [(r.weight, speedup) for r in timed if (speedup := r.speedup) is not None]
+    if not timed or len(weighted) < len(timed):
         return None
-    total = sum(r.weight for r in timed)
-    return math.exp(sum(r.weight * math.log(r.speedup) for r in timed) / total)
+    total = sum(weight for weight, _ in weighted)
+    return math.exp(sum(weight * math.log(speedup) for weight, speedup in weighted) / total)
 
 
 NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")

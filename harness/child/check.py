@@ -36,8 +36,9 @@ def _shape(t: torch.Tensor) -> str:
     return "(" + ", ".join(str(s) for s in t.shape) + ")"
 
 
-def unlike(out: object, ref: torch.Tensor, where: str = "output") -> Comparison | None:
-    """Why `out` cannot be compared with `ref` value by value (its type, shape, dtype or device), or None."""
+def comparable(out: object, ref: torch.Tensor, where: str = "output") -> torch.Tensor | Comparison:
+    """`out`, a tensor that compares with `ref` value by value, or why it does not (its type, shape, dtype or
+    device)."""
     if type(out) is not torch.Tensor:  # subclasses can defer work or fake values
         kind = f"{type(out).__module__}.{type(out).__qualname__}"
         return Comparison(False, f"{where} must be a plain torch.Tensor, got {kind}")
@@ -47,16 +48,16 @@ def unlike(out: object, ref: torch.Tensor, where: str = "output") -> Comparison 
         return Comparison(False, f"{where} has dtype {out.dtype}, expected {ref.dtype}")
     if out.device != ref.device:
         return Comparison(False, f"{where} is on {out.device}, expected {ref.device}")
-    return None
+    return out
 
 
 def compare_tensor(out: object, ref: torch.Tensor, atol: float, rtol: float, where: str = "output",
                    locating: bool = True) -> Comparison:
     """`out` against `ref` within atol + rtol |ref|; on a failure, where the wrong elements are unless not
     `locating` (two seeds' outputs, which are meant to differ: only how much is wanted)."""
-    different = unlike(out, ref, where)
-    if different:
-        return different
+    out = comparable(out, ref, where)
+    if isinstance(out, Comparison):
+        return out
     n = ref.numel()
     if n == 0:
         return Comparison(True, max_abs_err=0.0, max_rel_err=0.0, mismatch_fraction=0.0)
@@ -116,8 +117,8 @@ def compare(out: object, ref: object, atol: float, rtol: float) -> Comparison:
                 else compare(o, r, atol, rtol)
             if not c.ok:
                 return c
-            worst = Comparison(True, None, max(worst.max_abs_err, c.max_abs_err or 0.0),
-                               max(worst.max_rel_err, c.max_rel_err or 0.0), 0.0)
+            worst = Comparison(True, None, max(worst.max_abs_err or 0.0, c.max_abs_err or 0.0),
+                               max(worst.max_rel_err or 0.0, c.max_rel_err or 0.0), 0.0)
         return worst
     if isinstance(ref, (int, float, bool)):
         ok = type(out) is type(ref) and abs(out - ref) <= atol + rtol * abs(ref)

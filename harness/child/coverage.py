@@ -30,6 +30,7 @@ import sys
 import types
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Literal
 
 import torch
 import torch.profiler
@@ -40,7 +41,8 @@ CANDIDATE = "candidate::"
 FORWARD = "harness::forward"
 COMPILED = "Torch-Compiled Region"  # the profiler's range around code torch.compile generated
 PYTORCH_NAMESPACES = ("aten", "prim", "prims", "quantized")
-OWNERS = ("candidate", "pytorch", "other")
+Owner = Literal["candidate", "pytorch", "other"]  # KernelTime.owner
+OWNERS: tuple[Owner, ...] = ("candidate", "pytorch", "other")
 TOP = 5
 CPU_PROFILED_CALLS = 5  # wall time is what the machine allows: the median of several calls, not one
 
@@ -108,14 +110,14 @@ def _triton_launchers() -> frozenset:
     for module in filter(None, (sys.modules.get(name) for name in triton_modules)):
         for cls in ("JITFunction", "InterpretedFunction", "Autotuner", "Heuristics"):
             run = getattr(getattr(module, cls, None), "run", None)
-            if hasattr(run, "__code__"):
-                codes.add(run.__code__)
+            if (code := getattr(run, "__code__", None)) is not None:
+                codes.add(code)
     return frozenset(codes)
 
 
 def _launched(frame) -> str:
     kernel = frame.f_locals.get("self")
-    return getattr(kernel, "__name__", None) or getattr(getattr(kernel, "fn", None), "__name__", "triton")
+    return str(getattr(kernel, "__name__", None) or getattr(getattr(kernel, "fn", None), "__name__", "triton"))
 
 
 def _is_pytorch(name: str) -> bool:
@@ -132,7 +134,7 @@ def attribute(events, cuda: bool, namespaces: frozenset[str] = frozenset()) -> C
 
     host = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
     device = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA and not e.is_user_annotation]
-    by_name: dict[tuple[str, str], float] = defaultdict(float)  # (name, owner) -> microseconds
+    by_name: dict[tuple[str, Owner], float] = defaultdict(float)  # (name, owner) -> microseconds
     calls = sum(1 for e in host if outermost_own(e))
     if cuda:
         _device_time(host, device, by_name, is_own)
@@ -156,7 +158,8 @@ def attribute(events, cuda: bool, namespaces: frozenset[str] = frozenset()) -> C
                               for (name, owner), us in top if us > 0))
 
 
-def _device_time(host: list, device: list, by_name: dict, is_own: Callable[[object], bool]) -> None:
+def _device_time(host: list, device: list, by_name: dict[tuple[str, Owner], float],
+                 is_own: Callable[[object], bool]) -> None:
     """Each kernel (or copy, or memset) on the device, owned by whatever launched it: the launch is the host-side
     runtime call with the kernel's correlation id (torch's own kernel-to-operator links are not used: on some
     versions they mix up operator and runtime ids), and its owner the outermost PyTorch operator above it, else a

@@ -37,7 +37,7 @@ class Tampered(EvalFailure):
         super().__init__("rejected", message)
 
 
-def _watched() -> dict[str, object]:
+def _watched() -> dict[str, dict[str, object]]:
     import harness.child.check
     import harness.child.common
     import harness.child.defenses
@@ -45,13 +45,14 @@ def _watched() -> dict[str, object]:
     import harness.child.timing
     import harness.child.workload
 
-    modules = {"torch": torch, "torch.nn.functional": F, "torch.cuda": torch.cuda, "torch.linalg": torch.linalg,
-               "torch.fft": torch.fft, "torch.special": torch.special, "torch._C": torch._C,
-               "torch._C._nn": torch._C._nn, "time": time, "math": math, "statistics": statistics}
+    modules: dict[str, object] = {
+        "torch": torch, "torch.nn.functional": F, "torch.cuda": torch.cuda, "torch.linalg": torch.linalg,
+        "torch.fft": torch.fft, "torch.special": torch.special, "torch._C": torch._C, "torch._C._nn": torch._C._nn,
+        "time": time, "math": math, "statistics": statistics}
     modules.update({module.__name__: module for module in (
         harness.child.check, harness.child.common, harness.child.defenses, harness.child.observe,
         harness.child.timing, harness.child.workload)})
-    classes = {"torch.Tensor": torch.Tensor, "torch._C.TensorBase": torch._C.TensorBase,
+    classes: dict[str, object] = {"torch.Tensor": torch.Tensor, "torch._C.TensorBase": torch._C.TensorBase,
                "torch._C._VariableFunctions": type(torch._C._VariableFunctions),
                "torch.cuda.Event": torch.cuda.Event, "torch.nn.Module": nn.Module}
     classes.update({f"torch.nn.{name}": obj for name, obj in vars(nn).items()

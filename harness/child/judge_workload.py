@@ -9,7 +9,7 @@ from harness.child.check import tensors
 from harness.child.common import construct, forward_inputs
 from harness.child.truth import Truth
 from harness.child.workload import Instance
-from harness.workloads import Workload, WorkloadResult
+from harness.workloads import Workload, WorkloadResult, WorkloadStatus
 
 MEMORY_SHARE = 0.9  # of the device's memory (the host's available memory on the cpu) an evaluation may plan to use
 
@@ -84,13 +84,16 @@ class Record:
 
     def __init__(self, workload: Workload):
         self.workload = workload
-        self.status = "not_run"
+        self.status: WorkloadStatus = "not_run"
         self.trials = 0
         self.values: dict = {}
-        self.max_abs = self.max_rel = self.norm = None
+        self.max_abs: float | None = None
+        self.max_rel: float | None = None
+        self.norm: float | None = None
         self.message: str | None = None
         self.notes: list[str] = []
-        self.ref_ms = self.candidate_ms = None
+        self.ref_ms: float | None = None
+        self.candidate_ms: float | None = None
 
     def saw(self, comparison) -> None:
         """A comparison that passed: the worst errors so far."""

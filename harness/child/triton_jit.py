@@ -60,7 +60,7 @@ def cpu_bench(call, quantiles=None, **_) -> float | list[float]:
     """The interpreter's stand-in for Triton's benchmarker: milliseconds of `call` on the wall clock."""
     call()
     times = []
-    for _ in range(CPU_BENCH_RUNS):
+    for _run in range(CPU_BENCH_RUNS):
         started = _clock()
         call()
         times.append((_clock() - started) * 1e3)

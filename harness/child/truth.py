@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from harness.checks import ELEMENT_FACTOR, NORM_FACTOR, CheckSpec
-from harness.child.check import CHUNK, Comparison, compare, compare_tensor, tensors, unlike
+from harness.child.check import CHUNK, Comparison, comparable, compare, compare_tensor, tensors
 from harness.child.common import describe
 from harness.child.mismatch import locate
 
@@ -89,25 +89,30 @@ def _worse(a: Comparison, b: Comparison) -> Comparison:
 
 def compare_tensor_truth(out: object, ref: torch.Tensor, truth: torch.Tensor | None, atol: float, rtol: float,
                          where: str = "output") -> Comparison:
-    different = unlike(out, ref, where)
-    if different:
-        return different
+    out = comparable(out, ref, where)
+    if isinstance(out, Comparison):
+        return out
     if not ref.is_floating_point() or ref.numel() == 0:
         return compare_tensor(out, ref, atol, rtol, where)  # integers and bools: exact
     against = "the float64 truth" if truth is not None else "the reference"
     flats = (out.reshape(-1), ref.reshape(-1), (truth if truth is not None else ref).reshape(-1))
     n = ref.numel()
+
+    def chunk(start: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # candidate, reference, truth
+        c, r, t = (x[start:start + CHUNK].double() for x in flats)
+        return c, r, t
+
     # One pass holds every figure; the elements outside the bound are counted in a second only where some may be
     # (the elementwise bound needs the reference's largest error, known at the end of the first).
     sums = torch.zeros(7, dtype=torch.float64, device=ref.device)
     for start in range(0, n, CHUNK):
-        sums = _figures(*(x[start:start + CHUNK].double() for x in flats), atol, rtol, sums)
+        sums = _figures(*chunk(start), atol, rtol, sums)
     own_max, own_sq, truth_sq, max_abs, max_rel, diff_sq, excess = sums[:7].tolist()
     nonfinite = bad = 0
     if excess > ELEMENT_FACTOR * own_max:
         counts = torch.zeros(2, dtype=torch.int64, device=ref.device)
         for start in range(0, n, CHUNK):
-            counts += _outside(*(x[start:start + CHUNK].double() for x in flats), atol, rtol, own_max)
+            counts += _outside(*chunk(start), atol, rtol, own_max)
         bad, nonfinite = counts.tolist()
     if nonfinite:  # NaN or Inf where the truth is finite: infinitely wrong
         max_abs = max_rel = diff_sq = math.inf

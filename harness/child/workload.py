@@ -14,6 +14,8 @@ from harness.child.common import forward_inputs
 def import_problem(path: str, values: dict | None = None):
     """The problem module, with `values` (module constant -> value) assigned where the file assigns those names."""
     spec = importlib.util.spec_from_file_location("reference_problem", path)
+    if spec is None or spec.loader is None:  # not a file Python can import
+        raise ImportError(f"cannot import {path} as a module")
     module = importlib.util.module_from_spec(spec)
     if not values:
         spec.loader.exec_module(module)

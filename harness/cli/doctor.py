@@ -51,9 +51,9 @@ def add_parser(sub, store_opts: argparse.ArgumentParser) -> None:
 def cmd_doctor(args) -> int:
     settings = store_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db)
     base_url = Connection(base_url=args.base_url).server()  # a malformed one: RunError, exit 2, as for `run`
-    checks = [compiler(), ninja(), *cuda(), sandbox_check(), disk(settings.results_dir), disk(pch_root()),
-              model_server(base_url)]
-    checks = [c for c in checks if c is not None]
+    run = [compiler(), ninja(), *cuda(), sandbox_check(), disk(settings.results_dir), disk(pch_root()),
+           model_server(base_url)]
+    checks = [c for c in run if c is not None]
     if args.json:  # one verdict: the worst check's status, and every check
         worst = next((s for s in ("fail", "warn") if any(c.status == s for c in checks)), "ok")
         emit_json({"status": worst, "checks": [{"check": c.name, "status": c.status, "detail": c.detail,

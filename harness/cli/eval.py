@@ -131,7 +131,7 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
         out.print(escape(r.error), highlight=False)
         for w in r.workloads:
             if w.status not in ("correct", "not_run") and w.message or w.note:
-                out.print(f"[dim]workload {escape(w.name)} ({w.status}): {escape(w.message or w.note)}[/]",
+                out.print(f"[dim]workload {escape(w.name)} ({w.status}): {escape(w.message or w.note or '')}[/]",
                           highlight=False)
         if r.status == "compile_error" and r.build and r.build.log:
             out.print(f"[dim]--- end of the compiler output (full log: {escape(r.build.directory)}/build.log)[/]")

@@ -32,7 +32,7 @@ from harness.problems import gate
 from harness.problems import index as problem_index
 from harness.process import write_atomic
 from harness.report.tables import name_column, print_table
-from harness.types import TARGETS, GateResult
+from harness.types import TARGETS, GateResult, Problem, Target
 
 
 def cmd_problems_list(args) -> int:
@@ -88,10 +88,10 @@ def cmd_problems_validate(args) -> int:
     if args.target == "cuda" and not gpus and not args.static:
         raise UsageError("--target cuda needs a GPU, and nvidia-smi shows none here (use --static for the "
                          "checks that need no device)")
-    plan: dict[tuple[str, str], list] = {}  # (mode, target) -> problems, each group in one child
+    plan: dict[tuple[gate.GateMode, Target], list[Problem]] = {}  # (mode, target) -> problems, one child a group
     for problem in chosen:
-        target = args.target or problem.target
-        mode = "static" if args.static or (target == "cuda" and not gpus) else "full"
+        target: Target = args.target or problem.target
+        mode: gate.GateMode = "static" if args.static or (target == "cuda" and not gpus) else "full"
         plan.setdefault((mode, target), []).append(problem)
     settings = load_settings(config_file=args.config, results_dir=args.results_dir)
     results: list[GateResult] = []

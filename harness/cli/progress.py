@@ -9,6 +9,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -27,7 +28,7 @@ class ConsoleEvents(Events):
     def __init__(self) -> None:
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal)
-        self.tasks: dict[str, int] = {}
+        self.tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> ConsoleEvents:
         self.progress.start()
@@ -92,7 +93,7 @@ class RunConsoleEvents(ConsoleEvents, RunEvents):
                       f"{escape(', '.join(done.no_reference[:6]))}"
                       + (", ..." if len(done.no_reference) > 6 else ""), soft_wrap=True)
         self.samples, self.turns = config.samples, config.turns if done.mode == "run" else 1
-        self.prices = (config.price_in, config.price_out) if config.price_in is not None else None
+        self.prices = config.prices
         err.print(f"[dim]run {done.name}: {escape(config.model)}"
                   + (f" at {escape(config.base_url)}" if config.base_url else "")
                   + f", {len(done.problems)} problems x {config.samples} samples x {self.turns} turns, "

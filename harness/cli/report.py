@@ -37,6 +37,7 @@ from harness.problems import index as problem_index
 from harness.process import write_atomic
 from harness.report.details import report_details
 from harness.report.leaderboard import (
+    Leaderboard,
     ProblemContext,
     problem_record,
     render,
@@ -164,12 +165,12 @@ def _delete_runs(args) -> int:
     with _open_store(args) as store:
         names = [r.name for r in store.runs()]
         wanted = [_pick(names, name) for name in dict.fromkeys(args.delete)]  # every name checked before any delete
-        deleted = [{"run": name, **dict(zip(("evaluations", "turns"), store.delete_run(name)))} for name in wanted]
-    for d in deleted:
+        deleted = [(name, *store.delete_run(name)) for name in wanted]
+    for name, evaluations, turns in deleted:
         if args.json:
-            emit_json(d)
+            emit_json({"run": name, "evaluations": evaluations, "turns": turns})
         else:
-            out.print(f"deleted run {escape(d['run'])}: {d['evaluations']} evaluations, {d['turns']} turns")
+            out.print(f"deleted run {escape(name)}: {evaluations} evaluations, {turns} turns")
     return 0
 
 
@@ -198,6 +199,30 @@ def _pick(names: list[str], wanted: str) -> str:
                                                   else "; `harness runs` lists them"))
 
 
+def _chosen(args, runs: list[RunInfo], names: list[str], where: Path) -> list[str]:
+    """The runs a report shows: those named, else every run not hidden (a hidden one is shown only when named)."""
+    if args.run:
+        return [_pick(names, args.run)]
+    if args.runs:
+        return [_pick(names, name.strip()) for name in args.runs.split(",") if name.strip()]
+    chosen = [r.name for r in runs if not r.hidden]
+    if not chosen:
+        raise UsageError(f"every run in {where} is hidden: name one (--run, --runs), or show it again "
+                         "with `harness runs --unhide NAME`")
+    return chosen
+
+
+def _write_html(path: Path, boards: list[Leaderboard], details: dict | None) -> None:
+    from harness.report.html import render_html
+
+    try:
+        write_atomic(path, render_html(boards, generated_at=datetime.now().isoformat(timespec="seconds"),
+                                       details=details))
+    except OSError as exc:
+        raise UsageError(f"cannot write the HTML report to {path}: {exc.strerror}") from None
+    err.print(f"wrote {escape(str(path))} ({len(boards)} run{'' if len(boards) == 1 else 's'})")
+
+
 def cmd_report(args) -> int:
     if (args.price_in is None) != (args.price_out is None):
         raise UsageError("give both --price-in and --price-out (USD per million prompt / completion tokens)")
@@ -207,27 +232,11 @@ def cmd_report(args) -> int:
         if not runs:
             raise UsageError(f"{store.path} holds no runs yet")
         by_name = {r.name: r for r in runs}
-        if args.run:
-            chosen = [_pick(list(by_name), args.run)]
-        elif args.runs:
-            chosen = [_pick(list(by_name), name.strip()) for name in args.runs.split(",") if name.strip()]
-        else:  # a hidden run is shown only when named
-            chosen = [r.name for r in runs if not r.hidden]
-            if not chosen:
-                raise UsageError(f"every run in {store.path} is hidden: name one (--run, --runs), or show it again "
-                                 "with `harness runs --unhide NAME`")
+        chosen = _chosen(args, runs, list(by_name), store.path)
         boards = [run_board(store, by_name[name], prices) for name in chosen]
         details = report_details(store, [by_name[name] for name in chosen], boards) if args.html else None
     if args.html:
-        from harness.report.html import render_html
-
-        path = Path(args.html)
-        try:
-            write_atomic(path, render_html(boards, generated_at=datetime.now().isoformat(timespec="seconds"),
-                                           details=details))
-        except OSError as exc:
-            raise UsageError(f"cannot write the HTML report to {path}: {exc.strerror}") from None
-        err.print(f"wrote {escape(str(path))} ({len(boards)} run{'' if len(boards) == 1 else 's'})")
+        _write_html(Path(args.html), boards, details)
     single = args.run is not None
     if args.json and single:
         emit_json(boards[0].model_dump())

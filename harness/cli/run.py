@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Literal
 
 from rich.markup import escape
 from rich.table import Table
@@ -85,11 +86,13 @@ def add_parsers(sub, select_opts: argparse.ArgumentParser, eval_opts: argparse.A
 
 
 def cmd_run(args) -> int:
-    done = _run(args, "run")
+    board = _run(args, "run").board
+    if board is None:  # a run ranks what it evaluated; only generate has no leaderboard
+        raise RuntimeError("harness run ended without a leaderboard")
     if args.json:
-        emit_json(done.board.model_dump())
+        emit_json(board.model_dump())
     else:
-        render(done.board, out)
+        render(board, out)
     return 0
 
 
@@ -108,7 +111,8 @@ def cmd_generate(args) -> int:
         table.add_row(
             escape(o.problem.id),
             str(o.sample),
-            escape(o.candidate.path) if o.candidate else f"[dim]no_code: {escape(o.reason or '')}[/]",
+            (escape(o.candidate.path or o.candidate.sha256[:12]) if o.candidate
+             else f"[dim]no_code: {escape(o.reason or '')}[/]"),
             str(o.completion.usage.prompt_tokens + o.completion.usage.completion_tokens)
             + (" (cached)" if o.completion.cached else ""),
         )
@@ -116,7 +120,7 @@ def cmd_generate(args) -> int:
     return 0
 
 
-def _run(args, mode: str) -> RunDone:
+def _run(args, mode: Literal["run", "generate"]) -> RunDone:
     if args.resume:
         given = [f"--{f.replace('_', '-')}" for f in GENERATION_FLAGS if getattr(args, f, None) not in (None, [])]
         if given:
@@ -138,12 +142,12 @@ def _run(args, mode: str) -> RunDone:
             mode=mode,
             events=events,
         )
-    usage, prices = done.usage, (done.config.price_in, done.config.price_out)
+    usage, prices = done.usage, done.config.prices
     err.print(
         f"[dim]{usage.requests} answers ({usage.cached} from the response cache), "
         f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens"
         + (f" ({usage.reasoning_tokens:,} reasoning)" if usage.reasoning_tokens else "")
-        + (f", cost {usage.cost_label(prices)}" if done.config.price_in is not None else "")
+        + (f", cost {usage.cost_label(prices)}" if prices is not None else "")
         + "[/]",
         soft_wrap=True,
     )

@@ -60,7 +60,8 @@ def read_answer_dir(directory: Path, problems_dir: Path | None) -> list[Answer]:
     (`level_1_problem_19_sample_0_kernel.py`: the problem file `level1/19_*.py` of the problems directory); its
     place in a dump laid out as `LEVEL/PROBLEM/SAMPLE.py` (the problem `LEVEL/PROBLEM`); else the problem file
     beside it (defining Model, not ModelNew) whose name begins its own."""
-    answers, problems_beside = [], {}
+    answers: list[tuple[Path, str]] = []
+    problems_beside: dict[Path, list[Path]] = {}
     for path in sorted(p for p in directory.rglob("*.py") if "__pycache__" not in p.parts):
         try:
             source = path.read_text()

@@ -68,10 +68,11 @@ def settle(stored: Baseline | None, new: Baseline) -> Baseline:
     machine); otherwise the faster of the clean ones (of both, if neither is clean) stays provisional."""
     if stored is None or stored.timing is None or new.timing is None:
         return new
-    fast, slow = sorted((stored, new), key=lambda b: b.timing.median_ms)
-    if clean(fast) and clean(slow) and slow.timing.median_ms <= (1 + AGREEMENT) * fast.timing.median_ms:
+    timed = [(stored.timing.median_ms, stored), (new.timing.median_ms, new)]
+    (fast_ms, fast), (slow_ms, slow) = sorted(timed, key=lambda ms_baseline: ms_baseline[0])
+    if clean(fast) and clean(slow) and slow_ms <= (1 + AGREEMENT) * fast_ms:
         return fast.model_copy(update={"confirmations": stored.confirmations + 1})
-    kept = min((stored, new), key=lambda b: (not clean(b), b.timing.median_ms))
+    _, kept = min(timed, key=lambda ms_baseline: (not clean(ms_baseline[1]), ms_baseline[0]))
     return kept.model_copy(update={"confirmations": 0})
 
 
@@ -173,8 +174,9 @@ def device_peaks(device: DeviceInfo, settings: Settings, store: Store, *, force:
                 store.add_peaks(device.name, device.target, torch_version(), stored)
             return stored
         peaks = _measure_peaks(device, settings, next((p for p in held if p is not None), None), force)
-        for s in stores if peaks is not None and peaks not in held else ():
-            s.add_peaks(device.name, device.target, torch_version(), peaks)
+        if peaks is not None and peaks not in held:
+            for s in stores:
+                s.add_peaks(device.name, device.target, torch_version(), peaks)
         return peaks
 
 
@@ -184,7 +186,7 @@ def _remeasure(device: DeviceInfo, peaks: Peaks) -> bool:
 
 
 def _measure_peaks(device: DeviceInfo, settings: Settings, stored: Peaks | None, force: bool) -> Peaks | None:
-    again = bool(stored) and not force and _remeasure(device, stored)
+    again = stored is not None and not force and _remeasure(device, stored)
     found: dict = {}
 
     def write_spec(_remaining: list[str], spec, results) -> None:  # again: only the copy, merged below

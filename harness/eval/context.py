@@ -4,11 +4,22 @@ share of the speed of light. Used by the reports and by the model's feedback."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import Field
 
 from harness.eval.roofline import sol_ms
 from harness.store import Store
 from harness.types import Baseline, EvalResult, Frozen, Peaks
+
+
+@dataclass(frozen=True)
+class CompileBest:
+    """The torch.compile mode that ran fastest against eager."""
+
+    kind: str
+    ms: float  # its median time
+    eager_ms: float  # eager's, measured beside it
 
 
 class ProblemContext(Frozen):
@@ -20,10 +31,11 @@ class ProblemContext(Frozen):
     dtype: str = Field(default="float32", description="Evaluation dtype")
 
     @property
-    def best_compile(self) -> tuple[str, Baseline] | None:
+    def best_compile(self) -> CompileBest | None:
         """The torch.compile mode with the best ratio to eager, among those that ran."""
-        timed = [(k, b) for k, b in self.compiled.items() if b.timing and b.eager_ms]
-        return min(timed, key=lambda kb: kb[1].timing.median_ms / kb[1].eager_ms, default=None)
+        timed = [CompileBest(kind, b.timing.median_ms, b.eager_ms) for kind, b in self.compiled.items()
+                 if b.timing and b.eager_ms]
+        return min(timed, key=lambda best: best.ms / best.eager_ms, default=None)
 
     @property
     def sol_ms(self) -> float | None:
@@ -39,7 +51,7 @@ class ProblemContext(Frozen):
         best = self.best_compile
         if speedup is None or best is None:
             return None
-        return speedup * best[1].timing.median_ms / best[1].eager_ms
+        return speedup * best.ms / best.eager_ms
 
 
 def contexts_for(store: Store, results: list[EvalResult]) -> dict[str, ProblemContext]:

@@ -42,6 +42,7 @@ import functools
 import os
 import platform
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.types import Peaks
@@ -111,7 +112,7 @@ def clock_ghz(text: str, max_freq_khz: list[int], boost: bool) -> tuple[float, s
     return MAX_CLOCK_GHZ, f"{MAX_CLOCK_GHZ:g} GHz (no clock known)"
 
 
-def theoretical_tflops(text: str, cores: int, max_freq_khz: list[int] = (), boost: bool = False,
+def theoretical_tflops(text: str, cores: int, max_freq_khz: Sequence[int] = (), boost: bool = False,
                        sve_bytes: int | None = None) -> tuple[dict[str, float], str]:
     """The theoretical peak TFLOP/s per dtype (fp32, bf16, fp16) from a /proc/cpuinfo text and what /sys says,
     with how it was computed; ({}, why) when the vector ISA is unknown."""

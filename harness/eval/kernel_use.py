@@ -34,7 +34,7 @@ def judge(coverage: Coverage | None, target: Target, min_coverage: float) -> Ker
     launched_nothing = target == "cuda" and coverage.candidate_ms == 0 and coverage.pytorch_ms + coverage.other_ms > 0
     if coverage.calls == 0 or launched_nothing:
         return KernelUse((NO_KERNEL_RAN,), _no_kernel_message(coverage))
-    flags = (INTERPRETED,) if target == "cpu" and coverage.triton_launches else ()
+    flags: tuple[str, ...] = (INTERPRETED,) if target == "cpu" and coverage.triton_launches else ()
     if coverage.share is not None and coverage.share < min_coverage:
         flags += (LOW_COVERAGE,)
     return KernelUse(flags)

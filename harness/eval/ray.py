@@ -48,9 +48,9 @@ def connect(address: str | None, target: str):
         local = not address
         if address and address != "auto":
             reachable(address)
-        extra = {"num_gpus": 1} if local and target == "cpu" else {}
         try:
-            ray.init(address=address, log_to_driver=False, include_dashboard=False, **extra)
+            ray.init(address=address, log_to_driver=False, include_dashboard=False,
+                     num_gpus=1 if local and target == "cpu" else None)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise RayUnavailable(f"cannot start or join a Ray cluster at {address or 'local'}: {exc}") from None
     return ray

@@ -167,55 +167,64 @@ class _Checker:
                     self.add("io", node, f"imports {name}")
 
     def node(self, node: ast.AST) -> None:
-        q = self.index.qualname
         if isinstance(node, ast.Call):
-            name = q(node.func)
-            bare = node.func.id if isinstance(node.func, ast.Name) else None
-            if name in CONCURRENT_NAMES or (name and name.split(".")[0] in CONCURRENT_MODULES):
-                self.add("concurrency", node, f"calls {name}")
-            if bare in INTROSPECTION_CALLS:
-                self.add("introspection", node, f"calls {bare}()")
-            if bare in ("setattr", "delattr") and node.args and not _is_self(node.args[0]):
-                self.add("patching", node, f"{bare}() on {ast.unparse(node.args[0])}")
-            if bare == "getattr" and node.args and self.index.is_module_ref(node.args[0]) and \
-                    not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant)):
-                self.add("introspection", node, f"getattr() with a computed name on {ast.unparse(node.args[0])}")
-            if bare in IO_CALLS or name in IO_CALLS:
-                self.add("io", node, f"calls {name or bare}()")
-            if name and name.startswith("os.environ") and not self.build_variable_write(node):
-                self.add("io", node, f"reads {ast.unparse(node.func)}")
+            self.call(node)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
                 self.assignment(node, target)
         elif isinstance(node, ast.Attribute):
-            name = q(node)
-            if node.attr in INTROSPECTION_ATTRS:
-                self.add("introspection", node, f"uses .{node.attr}")
-            elif name and name.startswith(PROFILER_NAMES):
-                self.add("introspection", node, f"uses {name} (whether the profiler is on)")
-            elif name in ("sys.modules", "sys.meta_path", "sys.path_hooks"):
-                self.add("patching", node, f"uses {name}")
-            elif name in CONCURRENT_NAMES:
-                self.add("concurrency", node, f"uses {name}")
-            elif name == "os.environ" and not self.environ_write(node):
-                self.add("io", node, "reads os.environ")
-            elif name and name.split(".")[-1] in ("_make_subclass", "_make_wrapper_subclass"):
-                self.add("tensor-subclass", node, f"uses {name}")
+            self.attribute(node)
         elif isinstance(node, ast.Name):
             if node.id in ("__builtins__", "__loader__", "__spec__"):
                 self.add("introspection", node, f"uses {node.id}")
             elif node.id == "Model" and isinstance(node.ctx, ast.Load):
                 self.add("reference-model", node, "uses the reference's name Model")
-        elif isinstance(node, ast.ClassDef):
-            for base in node.bases:
-                if q(base) in ("torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase"):
-                    self.add("tensor-subclass", node, f"class {node.name}({ast.unparse(base)})")
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.name in ("__torch_function__", "__torch_dispatch__"):
-                self.add("tensor-subclass", node, f"defines {node.name}")
+        elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.tensor_subclass(node)
         elif isinstance(node, ast.Try):
             self.try_block(node)
+
+    def tensor_subclass(self, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A class deriving from torch.Tensor, or a definition of a tensor subclass's hooks."""
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                if self.index.qualname(base) in ("torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase"):
+                    self.add("tensor-subclass", node, f"class {node.name}({ast.unparse(base)})")
+        elif node.name in ("__torch_function__", "__torch_dispatch__"):
+            self.add("tensor-subclass", node, f"defines {node.name}")
+
+    def call(self, node: ast.Call) -> None:
+        name = self.index.qualname(node.func)
+        bare = node.func.id if isinstance(node.func, ast.Name) else None
+        if name in CONCURRENT_NAMES or (name and name.split(".")[0] in CONCURRENT_MODULES):
+            self.add("concurrency", node, f"calls {name}")
+        if bare in INTROSPECTION_CALLS:
+            self.add("introspection", node, f"calls {bare}()")
+        if bare in ("setattr", "delattr") and node.args and not _is_self(node.args[0]):
+            self.add("patching", node, f"{bare}() on {ast.unparse(node.args[0])}")
+        if bare == "getattr" and node.args and self.index.is_module_ref(node.args[0]) and \
+                not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant)):
+            self.add("introspection", node, f"getattr() with a computed name on {ast.unparse(node.args[0])}")
+        if bare in IO_CALLS or name in IO_CALLS:
+            self.add("io", node, f"calls {name or bare}()")
+        if name and name.startswith("os.environ") and not self.build_variable_write(node):
+            self.add("io", node, f"reads {ast.unparse(node.func)}")
+
+    def attribute(self, node: ast.Attribute) -> None:
+        name = self.index.qualname(node)
+        if node.attr in INTROSPECTION_ATTRS:
+            self.add("introspection", node, f"uses .{node.attr}")
+        elif name and name.startswith(PROFILER_NAMES):
+            self.add("introspection", node, f"uses {name} (whether the profiler is on)")
+        elif name in ("sys.modules", "sys.meta_path", "sys.path_hooks"):
+            self.add("patching", node, f"uses {name}")
+        elif name in CONCURRENT_NAMES:
+            self.add("concurrency", node, f"uses {name}")
+        elif name == "os.environ" and not self.environ_write(node):
+            self.add("io", node, "reads os.environ")
+        elif name and name.split(".")[-1] in ("_make_subclass", "_make_wrapper_subclass"):
+            self.add("tensor-subclass", node, f"uses {name}")
 
     def assignment(self, stmt: ast.AST, target: ast.AST) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -293,7 +302,11 @@ class _Checker:
             return
         if not source_graph.reaches_kernel(source_graph.names(forward, self.index), self.graph):
             self.add("kernel-unused", forward, "forward computes without calling the compiled kernel")
-        nn_layers = {k: v for cls in reversed(entry.classes) for k, v in self.nn_layers(cls).items()}
+        self.torch_ops(forward, entry.classes)
+
+    def torch_ops(self, forward: ast.AST, classes: tuple[ast.ClassDef, ...]) -> None:
+        """PyTorch compute in what forward runs: torch calls, ModelNew's nn layers, @."""
+        nn_layers = {k: v for cls in reversed(classes) for k, v in self.nn_layers(cls).items()}
         for fn in source_graph.reachable_defs(forward, self.tree, self.index):
             for call in ast.walk(fn):
                 if not isinstance(call, ast.Call):

@@ -159,7 +159,7 @@ class Entry:
     why: str | None = None                   # not a class of the file: how it is bound (the rules reject it)
 
     @property
-    def forward(self) -> ast.FunctionDef | None:
+    def forward(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         return next((m for cls in self.classes if (m := method(cls, "forward"))), None)
 
 
@@ -173,8 +173,8 @@ def entry(tree: ast.Module) -> Entry | None:
         for name, value in _bindings(stmt, bound):
             bound[name], where[name] = value, stmt
             if isinstance(value, ast.ClassDef) and value is stmt:
-                bases[id(stmt)] = [bound[b.id] for b in stmt.bases
-                                   if isinstance(b, ast.Name) and isinstance(bound.get(b.id), ast.ClassDef)]
+                bases[id(stmt)] = [base for b in stmt.bases
+                                   if isinstance(b, ast.Name) and isinstance(base := bound.get(b.id), ast.ClassDef)]
     if ENTRY not in bound:
         return None
     if any(isinstance(n, ast.Global) and ENTRY in n.names for n in ast.walk(tree)):
@@ -230,7 +230,7 @@ def binds_entry(source: str, to_a_class: bool = False) -> bool:
     return found is not None and not (to_a_class and found.why)
 
 
-def method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+def method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     return next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
                 None)
 

@@ -61,6 +61,11 @@ class RunConfig(Frozen):
     price_in: float | None = Field(default=None, description="USD per million prompt tokens, for the cost")
     price_out: float | None = Field(default=None, description="USD per million completion tokens")
 
+    @property
+    def prices(self) -> tuple[float, float] | None:
+        """USD per million prompt and completion tokens, where the run has them (they are set together)."""
+        return None if self.price_in is None or self.price_out is None else (self.price_in, self.price_out)
+
 
 class LoopEvents(Events):
     def requesting(self, turn: int, count: int) -> None: ...
@@ -156,12 +161,14 @@ class Loop:
             self.events.answered(completion)
             return TurnOutcome(problem, sample, turn, candidate, stored.reason, completion, stored.evaluation_id)
 
-        completion = self.store.completion(request.key) if self.use_cache and self.provider.cacheable else None
-        if completion is not None:
-            completion = completion.model_copy(update={"cached": True})
+        cached = self.store.completion(request.key) if self.use_cache and self.provider.cacheable else None
+        if cached is not None:
+            completion = cached.model_copy(update={"cached": True})
         else:
             completion = await self.provider.complete(request, problem)
             self.store.add_completion(request, completion)  # a cacheable provider's answers serve as the cache
+        source: str | None
+        reason: str | None
         if completion.error:
             source, reason = None, f"the server refused the request: {completion.error}"
         else:
@@ -199,7 +206,7 @@ class Loop:
     def _evaluate(self, round_: list[TurnOutcome]) -> list[EvalResult]:
         """Results for a round: stored ones reloaded, candidates evaluated, no_code recorded as such."""
         results: dict[int, EvalResult] = {}
-        todo: list[int] = []
+        todo: list[tuple[int, Job]] = []
         for i, outcome in enumerate(round_):
             if outcome.evaluation_id is not None:
                 results[i] = self.store.evaluation(outcome.evaluation_id)
@@ -214,11 +221,10 @@ class Loop:
                 results[i] = result
                 self.events.evaluated(result)
             else:
-                todo.append(i)
-        jobs = [Job(round_[i].problem, round_[i].candidate) for i in todo]
-        recorded = evaluate(jobs, device=self.device, settings=self.settings, store=self.store, run=self.run,
-                            kind="run", model=self.config.model, events=self.events)
-        for i, (row, result) in zip(todo, recorded):
+                todo.append((i, Job(outcome.problem, outcome.candidate)))
+        recorded = evaluate([job for _, job in todo], device=self.device, settings=self.settings, store=self.store,
+                            run=self.run, kind="run", model=self.config.model, events=self.events)
+        for (i, _), (row, result) in zip(todo, recorded):
             outcome = round_[i]
             if result.status != HARNESS_ERROR:  # else the turn stays unevaluated: a resumed run evaluates it
                 self.store.set_turn_evaluation(self.run, outcome.problem.id, outcome.sample, outcome.turn, row)

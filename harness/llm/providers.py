@@ -137,7 +137,8 @@ class OpenAIProvider:
 
         try:
             response = await self.client.chat.completions.create(
-                model=request.model, messages=list(request.messages), **params)
+                # {role, content} dicts: what openai's message TypedDicts describe, with role a str, not a Literal
+                model=request.model, messages=list(request.messages), **params)  # type: ignore[arg-type]
         except openai.APIStatusError as exc:
             status, detail = exc.status_code, self._redact(str(exc))
             if status == 429 or status >= 500 or status in (408, 409):

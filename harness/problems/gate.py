@@ -19,16 +19,18 @@ from __future__ import annotations
 import io
 import math
 import tokenize
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Literal, NamedTuple
 
 from pydantic import ValidationError
 
 from harness.batch_child import run_each
 from harness.process import child_env
-from harness.types import GateResult, Problem, Target
 from harness.protocol import FullObservation, GateObservation, GateSpec, OutputStats, ProblemRef, TensorShape
+from harness.types import GateResult, Problem, Target
 
+GateMode = Literal["static", "full"]  # static: no device (meta tensors); full: on the target
 BOUND_TAGS = ("memory-bound", "compute-bound")
 NEAR_ZERO_MAX = 0.95        # reject when this share of elements is within atol of zero
 MIN_REL_STD = 1e-3          # reject when std < this x mean |output| (nearly constant)
@@ -49,14 +51,15 @@ def metadata_reasons(problem: Problem) -> list[str]:
         reasons.append("TAGS must name the op family and exactly one of 'memory-bound' or 'compute-bound', "
                        "e.g. TAGS = ['matmul', 'compute-bound']")
     for name in uncommented_overrides(Path(problem.path).read_text()):
-        what = {"MAX_SPEEDUP": "the plausible speedup ceiling",
-                "MIN_COVERAGE": "the share of the work a candidate's own code must do"}.get(name, "the default tolerance")
+        what = OVERRIDDEN.get(name, "the default tolerance")
         reasons.append(f"{name} overrides {what} without a comment saying why "
                        "(put the reason on the line above or at the end of the line)")
     return reasons
 
 
 OVERRIDES = ("TOLERANCE", "ATOL", "RTOL", "MAX_SPEEDUP", "MIN_COVERAGE")  # each needs a comment saying why
+OVERRIDDEN = {"MAX_SPEEDUP": "the plausible speedup ceiling",  # what it overrides; the others: the tolerance
+              "MIN_COVERAGE": "the share of the work a candidate's own code must do"}
 
 
 def uncommented_overrides(source: str) -> list[str]:
@@ -77,7 +80,7 @@ def _fmt_shape(o: TensorShape) -> str:
     return f"{o.dtype}[{', '.join(map(str, o.shape))}]"
 
 
-def assess(problem: Problem, mode: str, target: Target, obs: GateObservation | str,
+def assess(problem: Problem, mode: GateMode, target: Target, obs: GateObservation | str,
            duration_s: float = 0.0) -> GateResult:
     """Turn the child's observation, or why there is none, into a verdict with reasons (pure: testable without
     torch)."""
@@ -106,19 +109,20 @@ def assess(problem: Problem, mode: str, target: Target, obs: GateObservation | s
             if "compute-bound" in problem.tags and not fields["flops"]:
                 reasons.append("tagged compute-bound, but the FLOP counter counts none of its ops; "
                                "declare FLOPS = <minimal floating-point operations>")
-        if mode == "full" and obs.full is None:
+        full = obs.full if mode == "full" else None
+        if mode == "full" and full is None:
             reasons.append(f"{MALFORMED}: no measurements on the device in the full gate")
-        elif mode == "full":
-            reasons += informative_reasons(obs.full)
-            fields.update(eager_ms=obs.full.eager_ms, peak_memory_gb=obs.full.peak_memory_bytes / 1e9)
-            reasons += size_reasons(problem, target, obs.full)
+        elif full is not None:
+            reasons += informative_reasons(full)
+            fields.update(eager_ms=full.eager_ms, peak_memory_gb=full.peak_memory_bytes / 1e9)
+            reasons += size_reasons(problem, target, full)
         reasons += workload_reasons(problem, mode, target, obs)
     return GateResult(problem_id=problem.id, path=problem.path, target=target, mode=mode,
                       passed=not reasons, reasons=tuple(reasons), warnings=tuple(warnings),
                       duration_s=duration_s, **fields)
 
 
-def workload_reasons(problem: Problem, mode: str, target: Target, obs: GateObservation) -> list[str]:
+def workload_reasons(problem: Problem, mode: GateMode, target: Target, obs: GateObservation) -> list[str]:
     """The same checks on every other workload, each reason naming the workload and its values; the eager time is
     held to its bounds on timed workloads only (a held-out check may be small)."""
     reasons = []
@@ -127,12 +131,11 @@ def workload_reasons(problem: Problem, mode: str, target: Target, obs: GateObser
     reasons += [f"workload {w.name}: not observed (a harness bug)" for w in problem.workloads[1:] if w.name not in seen]
     for w in obs.workloads:
         where = f"workload {w.workload} {w.values}: "
-        if w.error is not None:
-            reasons.append(where + w.error)
+        if w.error is not None or w.observation is None:
+            reasons.append(where + (w.error or f"{MALFORMED}: neither an observation nor an error"))
             continue
         found = output_reasons(w.observation)
-        if mode == "full" and w.observation.full is not None:
-            full = w.observation.full
+        if mode == "full" and (full := w.observation.full) is not None:
             found += informative_reasons(full)
             found += [r for r in size_reasons(problem, target, full)
                       if w.workload in timed or not r.startswith(("too small", "too slow"))]
@@ -173,15 +176,29 @@ def informative_reasons(full: FullObservation) -> list[str]:
             continue
         if s.nonfinite:
             reasons.append(f"{where}{s.nonfinite} NaN/Inf values in the reference output")
-        if s.numel > 1 and not s.constant and s.near_zero_fraction < NEAR_ZERO_MAX and not s.constant_passes \
-                and s.std < MIN_REL_STD * s.mean_abs:
-            reasons.append(f"{where}nearly constant: std {s.std:.3g} is below {MIN_REL_STD:g} x mean |x| "
-                           f"{s.mean_abs:.3g}")
-        if 0 < s.mean_abs < WEAK_CHECK_FACTOR * atol and s.near_zero_fraction < NEAR_ZERO_MAX:
-            reasons.append(f"{where}weak check: mean |output| {s.mean_abs:.3g} is below {WEAK_CHECK_FACTOR:g} x "
+        spread = _spread(s)
+        if s.numel > 1 and not s.constant and spread.near_zero_fraction < NEAR_ZERO_MAX and not s.constant_passes \
+                and spread.std < MIN_REL_STD * spread.mean_abs:
+            reasons.append(f"{where}nearly constant: std {spread.std:.3g} is below {MIN_REL_STD:g} x mean |x| "
+                           f"{spread.mean_abs:.3g}")
+        if 0 < spread.mean_abs < WEAK_CHECK_FACTOR * atol and spread.near_zero_fraction < NEAR_ZERO_MAX:
+            reasons.append(f"{where}weak check: mean |output| {spread.mean_abs:.3g} is below {WEAK_CHECK_FACTOR:g} x "
                            f"atol ({atol:g}), so errors as large as the values pass; set ATOL lower (with a "
                            "comment) or rescale the inputs")
     return reasons
+
+
+class _Spread(NamedTuple):
+    near_zero_fraction: float
+    mean_abs: float
+    std: float
+
+
+def _spread(s: OutputStats) -> _Spread:
+    """A floating output's spread, which OutputStats' validator requires of every floating one."""
+    if s.near_zero_fraction is None or s.mean_abs is None or s.std is None:
+        raise ValueError(f"{MALFORMED}: a floating output's stats lack its spread")
+    return _Spread(s.near_zero_fraction, s.mean_abs, s.std)
 
 
 def degenerate_reasons(stats: tuple[OutputStats, ...], seed_mismatch: tuple[float, ...] | None) -> list[str]:
@@ -198,8 +215,8 @@ def degenerate_reasons(stats: tuple[OutputStats, ...], seed_mismatch: tuple[floa
         if not s.floating:
             if s.constant and s.numel > 1:
                 reasons.append(f"{where}constant output")
-        elif s.near_zero_fraction >= NEAR_ZERO_MAX:
-            reasons.append(f"{where}mostly zeros: {s.near_zero_fraction:.1%} of elements are within atol of 0")
+        elif (zeros := _spread(s).near_zero_fraction) >= NEAR_ZERO_MAX:
+            reasons.append(f"{where}mostly zeros: {zeros:.1%} of elements are within atol of 0")
         elif s.numel > 1 and s.constant:
             reasons.append(f"{where}constant output ({s.min:g} everywhere)")
         elif s.constant_passes:
@@ -212,8 +229,9 @@ def size_reasons(problem: Problem, target: Target, full: FullObservation) -> lis
     low, high = EAGER_MS[target]
     eager = full.eager_ms
     if eager < low:
+        scale = math.ceil(low * 2 / max(eager, 1e-3))
         reasons.append(f"too small: the reference takes {eager:.3f} ms on {target} (need >= {low:g} ms so launch "
-                       f"overhead does not dominate); scale the sizes up about {math.ceil(low * 2 / max(eager, 1e-3))}x")
+                       f"overhead does not dominate); scale the sizes up about {scale}x")
     if eager > high:
         reasons.append(f"too slow: the reference takes {eager:.0f} ms on {target} (at most {high:g} ms)")
     if target == "cuda":
@@ -238,7 +256,7 @@ def read_observation(record: dict) -> GateObservation | str:
             f"{'.'.join(map(str, e['loc'])) or 'observation'}: {e['msg']}" for e in exc.errors())
 
 
-def run_child_over(problems: list[Problem], mode: str, target: Target, *, log_dir: Path,
+def run_child_over(problems: list[Problem], mode: GateMode, target: Target, *, log_dir: Path,
                    gpu_index: int | None = None, timeout_s: float | None = None,
                    on_result: Callable[[Problem, GateObservation | str, float], None]) -> None:
     """Observe each problem in one long-lived child; after a crash or a hang, blame that problem and go on.

@@ -14,7 +14,9 @@ import difflib
 import hashlib
 import operator
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from harness.errors import InputError
 from harness.data import problems_root
@@ -115,10 +117,7 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
     constants = _metadata(path, tree)
     pid = problem_id(path, root)
     tol = constants.get("TOLERANCE")
-    atol, rtol = constants.get("ATOL", tol), constants.get("RTOL", tol)
-    for name, value in (("ATOL", atol), ("RTOL", rtol)):
-        if value is not None and (not isinstance(value, (int, float)) or value < 0):
-            raise ProblemError(f"{path}: {name}/TOLERANCE must be a non-negative number")
+    atol, rtol = (_tolerance(path, name, constants.get(name, tol)) for name in ("ATOL", "RTOL"))
     tags = constants.get("TAGS", ())
     if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
         raise ProblemError(f"{path}: TAGS must be a list of strings")
@@ -133,15 +132,15 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
         level=_level(path, pid, constants),
         sha256=hashlib.sha256(raw).hexdigest(),
         description=doc.strip().splitlines()[0] if doc.strip() else "",
-        atol=float(atol) if atol is not None else None,
-        rtol=float(rtol) if rtol is not None else None,
+        atol=atol,
+        rtol=rtol,
         tags=tuple(tags),
         target=target,
-        memory_gb=None if numbers["MEMORY_GB"] is None else float(numbers["MEMORY_GB"]),
-        flops=numbers["FLOPS"],
-        bytes=numbers["BYTES"],
-        max_speedup=numbers["MAX_SPEEDUP"],
-        min_coverage=numbers["MIN_COVERAGE"],
+        memory_gb=numbers.memory_gb,
+        flops=numbers.flops,
+        bytes=numbers.bytes,
+        max_speedup=numbers.max_speedup,
+        min_coverage=numbers.min_coverage,
         workloads=parse_workloads(path, tree, constants.get("WORKLOADS"), ProblemError),
     )
 
@@ -200,24 +199,44 @@ def _level(path: Path, pid: str, constants: dict[str, object]) -> int | None:
     return level
 
 
-def _positive_numbers(path: Path, constants: dict[str, object]) -> dict[str, float | int | None]:
-    numbers: dict[str, float | int | None] = {}
-    for name in ("MEMORY_GB", "FLOPS", "BYTES"):
+def _tolerance(path: Path, name: str, value: object) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or value < 0:
+        raise ProblemError(f"{path}: {name}/TOLERANCE must be a non-negative number")
+    return float(value)
+
+
+class _Numbers(NamedTuple):
+    memory_gb: float | None
+    flops: int | None
+    bytes: int | None
+    max_speedup: float | None
+    min_coverage: float | None
+
+
+def _positive_numbers(path: Path, constants: dict[str, object]) -> _Numbers:
+    def number(name: str, valid: Callable[[float], bool], must_be: str) -> float | None:
         value = constants.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
-            raise ProblemError(f"{path}: {name} must be a positive number")
-        numbers[name] = value if value is None or name == "MEMORY_GB" else round(value)
-    max_speedup = constants.get("MAX_SPEEDUP")
-    if max_speedup is not None and (isinstance(max_speedup, bool) or not isinstance(max_speedup, (int, float))
-                                    or max_speedup <= 1):
-        raise ProblemError(f"{path}: MAX_SPEEDUP must be a number above 1")
-    numbers["MAX_SPEEDUP"] = None if max_speedup is None else float(max_speedup)
-    min_coverage = constants.get("MIN_COVERAGE")
-    if min_coverage is not None and (isinstance(min_coverage, bool) or not isinstance(min_coverage, (int, float))
-                                     or not 0 <= min_coverage <= 1):
-        raise ProblemError(f"{path}: MIN_COVERAGE must be a number from 0 to 1 (a share of the work)")
-    numbers["MIN_COVERAGE"] = None if min_coverage is None else float(min_coverage)
-    return numbers
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not valid(value):
+            raise ProblemError(f"{path}: {name} must be {must_be}")
+        return value
+
+    def positive(name: str) -> float | None:
+        return number(name, lambda v: v > 0, "a positive number")
+
+    def whole(value: float | None) -> int | None:
+        return None if value is None else round(value)
+
+    def real(value: float | None) -> float | None:
+        return None if value is None else float(value)
+
+    return _Numbers(  # checked in this order, so a file with several errors names the first
+        memory_gb=real(positive("MEMORY_GB")), flops=whole(positive("FLOPS")), bytes=whole(positive("BYTES")),
+        max_speedup=real(number("MAX_SPEEDUP", lambda v: v > 1, "a number above 1")),
+        min_coverage=real(number("MIN_COVERAGE", lambda v: 0 <= v <= 1, "a number from 0 to 1 (a share of the work)")))
 
 
 def _problem_files(directory: Path) -> list[Path]:
@@ -228,7 +247,8 @@ def _problem_files(directory: Path) -> list[Path]:
 def index(root: Path | None = None) -> tuple[list[Problem], list[str]]:
     """All problems under root, plus one error message per malformed file (which is skipped)."""
     root = root or default_root()
-    problems, errors = [], []
+    problems: list[Problem] = []
+    errors: list[str] = []
     if not root.is_dir():
         return problems, [f"{root}: problems directory not found (set --problems-dir or HARNESS_PROBLEMS_DIR)"]
     for path in _problem_files(root):

@@ -87,7 +87,7 @@ def public_source(source: str, workloads: tuple[Workload, ...]) -> str:
             start = node.lineno - 1
             while start > 0 and lines[start - 1].lstrip().startswith("#"):  # its comment goes with it
                 start -= 1
-            end = node.end_lineno
+            end = node.end_lineno or node.lineno  # ast.parse sets it
             if end < len(lines) and not lines[end].strip() and start > 0 and not lines[start - 1].strip():
                 end += 1  # one blank line, not two, where it stood between others
             return "".join(lines[:start] + lines[end:])

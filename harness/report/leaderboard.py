@@ -119,6 +119,11 @@ class Leaderboard(Frozen):
     speedups: list[float] = Field(default_factory=list, description="Every counted candidate's speedup over eager")
 
 
+def _speed(counted: EvalResult) -> float:
+    """A counted result's speedup (counting requires one)."""
+    return counted.speedup if counted.speedup is not None else -math.inf
+
+
 def _geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
@@ -146,10 +151,10 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
         by_problem.setdefault(r.problem_id, []).append(r)
     rows = []
     for problem, items in by_problem.items():
-        best = max((r for r in items if r.counted), key=lambda r: r.speedup, default=None)
+        best = max((r for r in items if r.counted), key=_speed, default=None)
         ctx = contexts.get(items[0].problem_sha256, ProblemContext())
         compiled = ctx.best_compile
-        compile_ms = compiled[1].timing.median_ms if compiled else None
+        compile_ms = compiled.ms if compiled else None
         eager_ms = ctx.eager.timing.median_ms if ctx.eager and ctx.eager.timing else None
         bound = ctx.sol_ms
         rows.append(ProblemRow(
@@ -158,7 +163,7 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
             best_runtime_ms=best.runtime_ms if best else None, ref_runtime_ms=best.ref_runtime_ms if best else None,
             best_candidate=best.candidate_label if best else None, flags=best.flags if best else (),
             best_coverage=best.coverage.share if best and best.coverage else None,
-            eager_ms=eager_ms, compile_ms=compile_ms, compile_kind=compiled[0] if compiled else None, sol_ms=bound,
+            eager_ms=eager_ms, compile_ms=compile_ms, compile_kind=compiled.kind if compiled else None, sol_ms=bound,
             sol_fraction=ctx.sol_fraction(best.runtime_ms if best else None),
             eager_sol_fraction=ctx.sol_fraction(eager_ms), compile_sol_fraction=ctx.sol_fraction(compile_ms)))
     counted = [r for r in results if r.counted]
@@ -168,6 +173,7 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
     flagged = [FlaggedRow(problem=r.problem_id, candidate=r.candidate_label, speedup=r.speedup,
                           runtime_ms=r.runtime_ms, flags=r.flags) for r in correct if not r.counted]
     bests = [row for row in rows if row.best_speedup is not None]
+    best_speedups = [row.best_speedup for row in rows if row.best_speedup is not None]
     n_problems = len(by_problem)
     tokens = usage.prompt_tokens + usage.completion_tokens if usage and usage.requests else None
     summary = Summary(
@@ -176,20 +182,19 @@ def leaderboard(run: str, results: list[EvalResult], contexts: dict[str, Problem
         problems=n_problems, candidates=len(results),
         compile_rate=len(built) / len(with_code) if with_code else None,
         correct_rate=len(correct) / len(results) if results else None,
-        fast_p={f"{p:g}": (sum(row.best_speedup > p for row in bests) / n_problems if n_problems else 0.0)
-                for p in FAST_P},
-        geomean_speedup=_geomean([row.best_speedup for row in bests]),
+        fast_p={f"{p:g}": (sum(s > p for s in best_speedups) / n_problems if n_problems else 0.0) for p in FAST_P},
+        geomean_speedup=_geomean(best_speedups),
         geomean_vs_compile=_geomean([row.best_vs_compile for row in bests if row.best_vs_compile is not None]),
         median_sol=median(fs) if (fs := [row.sol_fraction for row in bests if row.sol_fraction is not None]) else None,
         statuses={s: n for s in VERDICTS if (n := sum(r.status == s for r in results))},
         flagged=len(flagged), harness_errors=len(faults), uninformative=len(void),
         funnel=Funnel(generated=len(results), with_code=len(with_code), compiled=len(built), correct=len(correct),
-                      faster=sum(r.speedup > 1 for r in counted)),
+                      faster=sum(_speed(r) > 1 for r in counted)),
         tokens=tokens,
         cost_usd=usage.cost_usd(prices) if usage else None,
     )
     return Leaderboard(summary=summary, problems=rows, flagged=flagged, harness_errors=faults, uninformative=void,
-                       speedups=[r.speedup for r in counted])
+                       speedups=[_speed(r) for r in counted])
 
 
 # ---- from the store ----
@@ -251,9 +256,9 @@ def render(board: Leaderboard, console: Console) -> None:
         number_column(flagged, "claimed speedup")
         number_column(flagged, "ms")
         flagged.add_column("flags")
-        for row in board.flagged:
-            flagged.add_row(row.problem, row.candidate, _x(row.speedup), _ms(row.runtime_ms),
-                            f"[red]{', '.join(row.flags)}[/]")
+        for flagged_row in board.flagged:
+            flagged.add_row(flagged_row.problem, flagged_row.candidate, _x(flagged_row.speedup),
+                            _ms(flagged_row.runtime_ms), f"[red]{', '.join(flagged_row.flags)}[/]")
         print_table(console, flagged)
     if board.uninformative:
         _apart(console, "uninformative problems: verdicts that say nothing (the reference output cannot tell right "
