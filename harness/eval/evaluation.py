@@ -28,6 +28,7 @@ from harness.eval.kernel_use import LOW_COVERAGE
 from harness.eval.pch_maker import MadeLater
 from harness.eval.plausibility import CONFIRMED, plausibility_flags
 from harness.eval.said import Said, said
+from harness.figures import Figures, ProcessFigures, StageSeconds
 from harness.problems.gate import degenerate_reasons
 from harness.process import (
     CANDIDATE_STARTS,
@@ -93,7 +94,8 @@ def evaluate_built(job: Job, build: BuildResult, device: DeviceInfo, settings: S
     result = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=child)
     if CONFIRMED & set(result.flags):
         again = evaluate_once(job, build, device, settings, seed, baseline, peaks, rebaseline, child=None)
-        result = again.model_copy(update={"stages": {**again.stages, "flagged_eval": result.stages.get("eval", 0.0)}})
+        flagged = StageSeconds(flagged_eval_s=result.figures.stages.eval_s)
+        result = again.model_copy(update={"figures": again.figures.add(stages=flagged)})
     if settings.sandbox == "off":  # the user's explicit choice, carried by the result
         result = result.model_copy(update={"flags": merge_flags(result.flags, (UNSANDBOXED,))})
     return result
@@ -146,18 +148,15 @@ def evaluate_once(job: Job, build: BuildResult, device: DeviceInfo, settings: Se
     finally:
         child.discard()
     return verdict(job, build, device, settings, report, baseline, peaks, rebaseline, words,
-                   stages={**report.stages, "eval": outcome.duration_s, "child_age_s": round(child_age_s, 3),
-                           **exits, **contention.stages,
-                           **{name: round(ms, 4) for name, ms in (("unreported_ms", report.unreported_ms),
-                                                                   ("deferred_ms", report.deferred_ms),
-                                                                   ("copy_ms", report.copy_ms))
-                              if ms is not None}},
+                   figures=report.figures.add(stages=StageSeconds(eval_s=outcome.duration_s),
+                                              process=exits.model_copy(update={"child_age_s": round(child_age_s, 3)}),
+                                              contention=contention.figures),
                    contention_flags=contention.flags)
 
 
 def verdict(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings, report: WorkerReport,
             baseline: Baseline | None, peaks: Peaks | None, rebaseline: Rebaseline | None, words: Said, *,
-            stages: dict[str, float], contention_flags: tuple[str, ...]) -> EvalResult:
+            figures: Figures, contention_flags: tuple[str, ...]) -> EvalResult:
     """The result of what the child reported: its speed's plausibility, the problem's informativeness and whether
     the candidate's own kernels did the work (kernel_use.py) are decided here; a verdict that is not `correct`
     quotes what the candidate's code caught of its own failures (said.py)."""
@@ -181,7 +180,7 @@ def verdict(job: Job, build: BuildResult, device: DeviceInfo, settings: Settings
                       workloads=report.workloads,
                       flags=merge_flags(job.flags, flags, contention_flags, [UNINFORMATIVE] if degenerate else [],
                                         use.flags),
-                      build=build, stages=stages)
+                      build=build, figures=figures)
 
 
 REPORT_LIMIT = 1 << 20  # a report is a few kilobytes
@@ -267,7 +266,7 @@ class ReadyChild:
     def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
         return self.child.run(spec_json, timeout_s)
 
-    def exits(self) -> dict[str, float]:
+    def exits(self) -> ProcessFigures:
         """How long each process took to end once the judge had written its report: the judge's exit (its
         CUDA context torn down) and then the runner's, which starts as the judge's end of their socket closes. Both
         are part of `eval` and of no stage."""
@@ -275,13 +274,11 @@ class ReadyChild:
         try:
             written = self.report.stat().st_mtime
         except OSError:
-            return {}
+            return ProcessFigures()
         if "judge" not in ended or ended["judge"] < written:
-            return {}
-        exits = {"judge_exit_s": round(ended["judge"] - written, 4)}
-        if "runner" in ended:
-            exits["runner_exit_s"] = round(ended["runner"] - ended["judge"], 4)
-        return exits
+            return ProcessFigures()
+        return ProcessFigures(judge_exit_s=round(ended["judge"] - written, 4),
+                              runner_exit_s=round(ended["runner"] - ended["judge"], 4) if "runner" in ended else None)
 
     def runner_outcome(self) -> str:
         """How the runner ended, where it did not end by itself (a signal, a status other than 0), or ''."""

@@ -66,7 +66,7 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
     bound = ceiling_ms(baseline, peaks, device, dtype)
     if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
         flags.append("faster_than_light")
-    ran_beside = report.stages.get("runner_running", 0) > 0  # a thread of the candidate's ran while it was timed
+    ran_beside = (report.figures.evidence.runner_running or 0) > 0  # a thread of the candidate's ran while it was timed
     if not contended and (ran_beside or slowed(report, baseline) and
                           (rebaseline is None or slowed(report, rebaseline() or baseline))):
         flags.append("reference_slowed")
@@ -89,7 +89,7 @@ def measurement_flags(report: WorkerReport, device: DeviceInfo, gpu_contended: b
 
 
 def cores_contended(report: WorkerReport) -> bool:
-    return report.stages.get("cpu_foreign", 0.0) > CONTENDED_SHARE
+    return (report.figures.contention.cpu_foreign_share or 0.0) > CONTENDED_SHARE
 
 
 def slowed(report: WorkerReport, baseline: Baseline | None) -> bool:
@@ -123,11 +123,12 @@ def deferred_work(report: WorkerReport, target: str) -> list[str]:
     """Flag outputs that were still being made when the judge read them: on every checked timed call, handing the
     output over took longer than a plain copy of it by at least DEFER_MIN_MS, a quarter of the candidate's
     reported time and half the copy's own time (the least of those calls: an interruption only adds to one)."""
-    if report.deferred_ms is None or report.runtime is None:
+    evidence = report.figures.evidence
+    if evidence.deferred_ms is None or report.runtime is None:
         return []
     wall = report.runtime.wall_median_ms or report.runtime.median_ms
-    margin = max(DEFER_MIN_MS[target], DEFER_SHARE * wall, DEFER_COPY_SHARE * (report.copy_ms or 0.0))
-    return ["hidden_work"] if report.deferred_ms > margin else []
+    margin = max(DEFER_MIN_MS[target], DEFER_SHARE * wall, DEFER_COPY_SHARE * (evidence.copy_ms or 0.0))
+    return ["hidden_work"] if evidence.deferred_ms > margin else []
 
 
 # Honest results on an H200 (20 problems, builds beside some): -0.17 to +0.23 ms, those above 0.02 ms at reported
@@ -141,7 +142,8 @@ def timing_disputed(report: WorkerReport, target: str) -> list[str]:
     what input making and the round trip explain (the same clock around the reference's calls): by at least
     DISPUTE_MIN_MS and 15% of the candidate's reported wall time. (A runner that shortens only its event times is
     hidden_work on the GPU; on the CPU the judge refuses event times that differ from the wall times.)"""
-    if report.unreported_ms is None or report.runtime is None:
+    unreported_ms = report.figures.evidence.unreported_ms
+    if unreported_ms is None or report.runtime is None:
         return []
     wall = report.runtime.wall_median_ms or report.runtime.median_ms
-    return ["timing_disputed"] if report.unreported_ms > max(DISPUTE_MIN_MS[target], DISPUTE_SHARE * wall) else []
+    return ["timing_disputed"] if unreported_ms > max(DISPUTE_MIN_MS[target], DISPUTE_SHARE * wall) else []

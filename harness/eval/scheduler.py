@@ -28,6 +28,7 @@ from harness.eval.evaluation import (
     harness_fault,
 )
 from harness.eval.pch_maker import MadeLater
+from harness.figures import StageSeconds
 from harness.process import (
     kill_all,
 )
@@ -90,10 +91,9 @@ class Batch:
 
     def evaluated(self, i: int, result: EvalResult, waited_s: float | None) -> EvalResult:
         """Record a result, with its build time and how long it waited for a device (None: not known)."""
-        stages = {"build": 0.0 if result.build is None or result.build.cached else result.build.duration_s}
-        if waited_s is not None:
-            stages["queue"] = waited_s
-        self.results[i] = result.model_copy(update={"stages": {**stages, **result.stages}})
+        stages = StageSeconds(build_s=0.0 if result.build is None or result.build.cached else result.build.duration_s,
+                              queue_s=waited_s)
+        self.results[i] = result.model_copy(update={"figures": result.figures.add(stages=stages)})
         return self.results[i]
 
     @property
@@ -206,7 +206,7 @@ def spares_wanted(result: EvalResult, current: int) -> int:
     """How many children to keep starting ahead after `result`: one more than the evaluations its runner's start
     (from its process's start to its device ready) outlasted, within SPARES..MAX_SPARES; `current` where the result
     does not say (a build that failed, a harness fault)."""
-    ready_s, eval_s = result.stages.get("runner_ready_s"), result.stages.get("eval")
+    ready_s, eval_s = result.figures.runner_start.ready_s, result.figures.stages.eval_s
     if not ready_s or not eval_s:
         return current
     return min(MAX_SPARES, max(SPARES, math.ceil(ready_s / eval_s) + 1))

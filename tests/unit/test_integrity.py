@@ -2,6 +2,7 @@
 import pytest
 
 from harness.eval.plausibility import hidden_work, plausibility_flags
+from harness.figures import Contention, Figures, FlagEvidence, StageSeconds
 from harness.protocol import WorkerReport
 from harness.types import Baseline, DeviceInfo, Peaks, Timing
 
@@ -60,11 +61,14 @@ def test_a_slowed_reference_is_confirmed_by_a_fresh_clean_measurement():
 
 
 def test_a_thread_of_the_candidate_running_beside_the_timed_reference_is_reference_slowed():
-    beside = report(1.0, 1.5).model_copy(update={"stages": {"runner_stopped": 40.0, "runner_running": 1.0}})
+    def frozen(running: int) -> WorkerReport:
+        evidence = FlagEvidence(runner_stopped=40, runner_running=running)
+        return report(1.0, 1.5).model_copy(update={"figures": Figures(evidence=evidence)})
+    beside = frozen(running=1)
     assert flags(beside, baseline=clean(ref_ms=1.5)) == ["reference_slowed"]
-    stopped = report(1.0, 1.5).model_copy(update={"stages": {"runner_stopped": 40.0, "runner_running": 0.0}})
-    assert flags(stopped, baseline=clean(ref_ms=1.5)) == []
-    loaded = beside.model_copy(update={"stages": {**beside.stages, "cpu_foreign": 0.5}})  # other processes: contended
+    assert flags(frozen(running=0), baseline=clean(ref_ms=1.5)) == []
+    busy = Contention(cpu_foreign_share=0.5)  # other processes: contended
+    loaded = beside.model_copy(update={"figures": beside.figures.add(contention=busy)})
     assert flags(loaded, device=CPU, baseline=clean(ref_ms=1.5)) == ["contended"]
 
 
@@ -118,7 +122,7 @@ def test_a_result_flagged_on_its_clocks_is_evaluated_again_and_the_second_verdic
 
     calls = evaluate_with(result((flag,), 3.0), result((), 2.5))
     again = executor.evaluate_built(None, None, None, settings, 1, child=spare)
-    assert again.flags == () and again.stages == {"eval": 2.5, "flagged_eval": 3.0}
+    assert again.flags == () and again.figures.stages == StageSeconds(eval_s=2.5, flagged_eval_s=3.0)
     assert calls == [spare, None]  # the first child is spent: the second evaluation starts a new one
 
     calls = evaluate_with(result((flag, "noisy_timing"), 3.0), result((flag,), 2.9))
