@@ -29,6 +29,7 @@ from harness.eval.build import build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import confinement
 from harness.eval.evaluation import Job, evaluate_built
+from harness.eval.job import BatchContext
 from harness.eval.pipeline import Events, evaluate
 from harness.figures import FLAT_NAMES, Figures, StageSeconds
 from harness.problems.index import resolve
@@ -290,9 +291,7 @@ class Measurement:
                 "cpu_s_per_candidate": round(self.cpu_s / len(self.results), 1) if self.cpu_s and self.results
                 else None,
                 "overhead_s": None if self.overhead is None else round(self.overhead, 3),
-                "per_candidate": [{**_figures(r.figures), **_beyond_events(r), **({"flags": list(r.flags)} if r.flags
-                                                                                   else {})}
-                                  for r in self.results]}
+                "per_candidate": [_per_candidate(r) for r in self.results]}
 
 
 class Bench:
@@ -345,7 +344,7 @@ class Bench:
         for job in jobs:
             built = build(job.candidate, self.device, self.settings.cache_dir, self.settings.build_timeout_s,
                           self.settings.max_jobs, confinement=confinement(self.settings))
-            result = evaluate_built(job, built, self.device, self.settings, secrets.randbits(63))
+            result = evaluate_built(BatchContext(self.device, self.settings, secrets.randbits(63)).job(job, built))
             result = result.model_copy(update={"figures": result.figures.add(
                 stages=StageSeconds(build_s=built.duration_s))})
             results.append(result)
@@ -363,10 +362,11 @@ def device_work_s(figures: Figures) -> float:
     return sum(seconds or 0.0 for seconds in (stages.check_s, stages.coverage_s, stages.time_s))
 
 
-def _figures(figures: Figures) -> dict:
-    """A candidate's PER_CANDIDATE figures, by their flat names."""
-    flat = figures.flat()
-    return {name: round(flat[name], 3) for name in PER_CANDIDATE if name in flat}
+def _per_candidate(r: EvalResult) -> dict:
+    """A candidate's PER_CANDIDATE figures by their flat names, each side's wall time beyond its events, its flags."""
+    flat = r.figures.flat()
+    return {**{name: round(flat[name], 3) for name in PER_CANDIDATE if name in flat}, **_beyond_events(r),
+            **({"flags": list(r.flags)} if r.flags else {})}
 
 
 def _beyond_events(r: EvalResult) -> dict:

@@ -25,8 +25,6 @@ one evaluation's clocks (CONFIRMED) stand only if a second evaluation, in new ch
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from harness.eval.roofline import ceiling_ms
 from harness.protocol import WorkerReport
@@ -44,14 +42,14 @@ SLOW_MIN_MS = 0.05
 
 def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, max_speedup: float,
                        baseline: Baseline | None, peaks: Peaks | None, speedup: float | None = None,
-                       rebaseline: Callable[[], Baseline | None] | None = None,
-                       gpu_contended: bool = False) -> list[str]:
+                       fresh: Baseline | None = None, gpu_contended: bool = False) -> list[str]:
     """`speedup` is the result's (over its timed workloads; None: its medians'), `baseline` the problem's clean
     eager baseline (with its bytes and FLOPs), `peaks` the device's; `gpu_contended`: another process used the GPU
     during the evaluation (gpu_load.py).
 
-    A reference that looks slowed is confirmed against a fresh clean measurement (`rebaseline`): when the
-    machine is busy for other reasons, the clean reference is slow too; one the candidate slowed is not.
+    A reference that looks slowed is confirmed against a fresh clean measurement (`fresh`, which the caller measures
+    where wants_fresh_baseline says so; None: none was): when the machine is busy for other reasons, the clean
+    reference is slow too; one the candidate slowed is not.
     On a contended result (already excluded) the flags that accuse the candidate of a speed it cannot have
     are only raised where contention cannot explain them: other processes slow the reference beside it as
     much as they like, but never make anything faster than light."""
@@ -66,11 +64,22 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
     bound = ceiling_ms(baseline, peaks, device, dtype)
     if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
         flags.append("faster_than_light")
-    ran_beside = (report.figures.evidence.runner_running or 0) > 0  # a thread of the candidate's ran while it was timed
-    if not contended and (ran_beside or slowed(report, baseline) and
-                          (rebaseline is None or slowed(report, rebaseline() or baseline))):
+    if not contended and (ran_beside(report) or slowed(report, baseline) and slowed(report, fresh or baseline)):
         flags.append("reference_slowed")
     return flags
+
+
+def wants_fresh_baseline(report: WorkerReport, baseline: Baseline | None, gpu_contended: bool) -> bool:
+    """Whether reference_slowed would rest on the clean baseline alone: the reference ran slower beside the candidate
+    than in a clean process, with nothing else to explain it. Then the caller measures the reference clean again and
+    passes it as plausibility_flags' `fresh`."""
+    return (report.status == "correct" and report.runtime is not None and report.ref_runtime is not None
+            and not (gpu_contended or cores_contended(report) or ran_beside(report)) and slowed(report, baseline))
+
+
+def ran_beside(report: WorkerReport) -> bool:
+    """A thread of the candidate's ran while the reference was timed."""
+    return (report.figures.evidence.runner_running or 0) > 0
 
 
 def measurement_flags(report: WorkerReport, device: DeviceInfo, gpu_contended: bool = False) -> list[str]:

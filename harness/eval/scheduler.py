@@ -17,16 +17,15 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from harness.config import Settings
 from harness.eval.build_cost import expected_build_cost
 from harness.eval.evaluation import (
     Job,
     ReadyChild,
-    Rebaseline,
     build_or_fault,
     evaluate_built,
     harness_fault,
 )
+from harness.eval.job import BatchContext
 from harness.eval.pch_maker import MadeLater
 from harness.figures import StageSeconds
 from harness.process import (
@@ -34,12 +33,10 @@ from harness.process import (
 )
 from harness.protocol import uses_triton
 from harness.types import (
-    Baseline,
     BuildResult,
     Candidate,
     DeviceInfo,
     EvalResult,
-    Peaks,
 )
 
 # Evaluation children kept starting ahead of need, per GPU: at least SPARES, and as many as one start (its runner's,
@@ -104,24 +101,21 @@ class Batch:
         return [self.results[i] for i in range(len(self.jobs))]
 
 
-def run_jobs(jobs: list[Job], devices: list[DeviceInfo], settings: Settings, seed: int, *,
-             baselines: dict[str, Baseline] | None = None, peaks: Peaks | None = None,
-             rebaseline: Rebaseline | None = None, on_built: OnBuilt | None = None,
-             on_evaluated: OnEvaluated | None = None) -> list[EvalResult]:
-    """The batch on this machine: builds on a pool of CPU workers, one evaluation worker per device, each
-    evaluation in a child started ahead of need (on the cpu target on demand, so the cores being timed are
-    not shared). Callbacks run in the calling thread: `on_built(candidate, build)` per distinct candidate,
-    `on_evaluated(i, result)` as `jobs[i]` is done. Results in the order of `jobs`."""
-    settings.cache_dir.mkdir(parents=True, exist_ok=True)
-    return LocalRun(Batch(jobs, devices[0].target), devices, settings, seed, baselines or {}, peaks,
-                    rebaseline).go(on_built, on_evaluated)
+def run_jobs(jobs: list[Job], context: BatchContext, devices: list[DeviceInfo] | None = None, *,
+             on_built: OnBuilt | None = None, on_evaluated: OnEvaluated | None = None) -> list[EvalResult]:
+    """The batch on this machine (on `devices`, like the context's; default: its device alone): builds on a pool of
+    CPU workers, one evaluation worker per device, each evaluation in a child started ahead of need (on the cpu
+    target on demand, so the cores being timed are not shared). Callbacks run in the calling thread:
+    `on_built(candidate, build)` per distinct candidate, `on_evaluated(i, result)` as `jobs[i]` is done. Results in
+    the order of `jobs`."""
+    context.settings.cache_dir.mkdir(parents=True, exist_ok=True)
+    devices = devices or [context.device]
+    return LocalRun(Batch(jobs, devices[0].target), devices, context).go(on_built, on_evaluated)
 
 
 class LocalRun:
-    def __init__(self, batch: Batch, devices: list[DeviceInfo], settings: Settings, seed: int,
-                 baselines: dict[str, Baseline], peaks: Peaks | None, rebaseline: Rebaseline | None):
-        self.batch, self.devices, self.settings, self.seed = batch, devices, settings, seed
-        self.baselines, self.peaks, self.rebaseline = baselines, peaks, rebaseline
+    def __init__(self, batch: Batch, devices: list[DeviceInfo], context: BatchContext):
+        self.batch, self.devices, self.context, self.settings = batch, devices, context, context.settings
         self.ready: queue.Queue[int | None] = queue.Queue()  # jobs to evaluate, for the evaluation workers
         self.events: queue.Queue[tuple] = queue.Queue()      # everything that happened, for the calling thread
         self.queued_at: dict[int, float] = {}
@@ -189,8 +183,7 @@ class LocalRun:
                 job = self.batch.jobs[i]
                 build = self.batch.builds[job.candidate.sha256]
                 try:
-                    result = evaluate_built(job, build, device, settings, self.seed,
-                                            self.baselines.get(job.problem.sha256), self.peaks, self.rebaseline, child)
+                    result = evaluate_built(self.context.on(device).job(job, build), child)
                 except Exception as exc:  # noqa: BLE001 - a fault of ours (disk, child start): not a verdict
                     result = harness_fault(job, device, settings, "evaluating", exc, build)
                 wanted = spares_wanted(result, wanted)

@@ -9,6 +9,7 @@ from harness.config import load_settings
 from harness.device import discover
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
+from harness.eval.job import BatchContext
 from harness.eval.scheduler import run_jobs
 from harness.problems.index import ProblemError, resolve
 from tests.conftest import FIXTURES, SOLUTIONS, share_builds
@@ -28,7 +29,7 @@ def test_each_source_is_built_once_and_builds_finish_before_cpu_evaluations(sett
     problem = resolve(str(PROBLEM))
     jobs = [Job(problem, candidate_from_source(source)) for source in (CORRECT, WRONG, CORRECT)]
     happened = []
-    results = run_jobs(jobs, [discover("cpu")], settings, seed=7,
+    results = run_jobs(jobs, BatchContext(discover("cpu"), settings, seed=7),
                        on_built=lambda candidate, build: happened.append(("built", candidate.sha256)),
                        on_evaluated=lambda i, result: happened.append(("evaluated", i)))
     assert [r.status for r in results] == ["correct", "incorrect", "correct"]
