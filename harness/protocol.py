@@ -9,14 +9,9 @@ from typing import Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from harness.checks import CheckSpec
+from harness.figures import Figures
 from harness.types import CheckResult, Coverage, Frozen, Status, Target, Timing, TimingSettings
 from harness.workloads import DEFAULT, Workload, WorkloadResult
-
-# Where an evaluation's set-up and check went, as the judge reports them in its stages (child/evaluate.py) and bench
-# reads them (eval/bench.py): constructing the reference, then waiting for the runner's candidate constructed; over
-# the trials, making inputs, running the reference, the runner's calls, comparing, asking whether the output settled.
-PARTS = ("setup_reference", "setup_runner", "check_inputs", "check_reference", "check_call", "check_compare",
-         "check_settled")
 
 
 def uses_triton(source: str) -> bool:
@@ -66,9 +61,9 @@ class WorkerReport(Frozen):
                                                        "ran out (False: the parent flags noisy_timing)")
     device_name: str = Field(description="Device name as torch reports it")
     torch_version: str = Field(description="torch.__version__ in the child")
-    stages: dict[str, float] = Field(default_factory=dict, description="Seconds spent in setup, check, coverage, "
-                                     "time; cpu: also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: "
-                                     "child/observe.py)")
+    figures: Figures = Field(default_factory=Figures, description="The judge's stages; once it timed, all else it "
+                             "measured: the parts, both processes' starts, the load, the figures the timing flags "
+                             "come from (the parent adds its own)")
     reference_stats: tuple[OutputStats, ...] = Field(default=(), description="The reference's outputs on the "
                                                       "first trial, for the parent's informativeness check")
     seed_mismatch: tuple[float, ...] | None = Field(default=None, description="Per output: the share of a sample "
@@ -76,17 +71,6 @@ class WorkerReport(Frozen):
                                                     "one trial only)")
     coverage: Coverage | None = Field(default=None, description="The candidate's share of one profiled forward, "
                                       "after the checks (None: not measured)")
-    unreported_ms: float | None = Field(default=None, description="Time the judge's clock saw around the candidate's "
-                                        "timed calls beyond the wall time its runner reported, less the same for "
-                                        "the reference's calls and their spread; lower quartiles (the parent flags "
-                                        "timing_disputed)")
-    deferred_ms: float | None = Field(default=None, description="The least time, over the timed calls whose "
-                                      "outputs were checked, that handing the output over took beyond a plain "
-                                      "copy of it: work left until the output was read (the parent flags "
-                                      "hidden_work)")
-    copy_ms: float | None = Field(default=None, description="That plain copy: the judge's own time to copy a "
-                                  "checked output into host memory (median; an honest handover's noise grows "
-                                  "with it)")
     workloads: tuple[WorkloadResult, ...] = Field(default=(), description="Per workload: its verdict, errors and "
                                                   "timed medians")
 

@@ -11,9 +11,10 @@ import hashlib
 import json
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from harness.checks import CheckResult, CheckSpec
+from harness.figures import Figures
 from harness.flags import counts
 from harness.records import Frozen
 from harness.workloads import DEFAULT, Workload, WorkloadResult
@@ -169,6 +170,8 @@ class Coverage(Frozen):
 class EvalResult(Frozen):
     """One candidate evaluated on one problem: the unit that is stored and reported."""
 
+    model_config = ConfigDict(validate_by_name=True, serialize_by_alias=True)  # figures: `stages` in JSON
+
     problem_id: str = Field(description="Problem id")
     problem_sha256: str = Field(description="SHA-256 of the problem file")
     candidate_path: str | None = Field(description="Path of the candidate as given, if any")
@@ -199,11 +202,8 @@ class EvalResult(Frozen):
     workloads: tuple[WorkloadResult, ...] = Field(default=(), description="Per workload: its verdict, errors and "
                                                   "timed speedup (empty for results that never ran)")
     check_spec: CheckSpec = Field(default_factory=CheckSpec, description="The check that judged it")
-    stages: dict[str, float] = Field(default_factory=dict, description="Seconds per stage: build, queue (built, "
-                                     "waiting for a device), eval (from hand-off to the child until it exited), and "
-                                     "within eval as the child measured it: setup, check, coverage, time; on the cpu "
-                                     "target also cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds: "
-                                     "child/observe.py); flagged_eval: a flagged first evaluation, redone")
+    figures: Figures = Field(default_factory=Figures, alias="stages", description="Where its seconds went, its "
+                             "processes, the load beside it, what its flags were decided from (JSON: `stages`, flat)")
     cached: bool = Field(default=False, description="Served from the store instead of re-evaluated")
 
     @property
@@ -245,7 +245,7 @@ class EvalResult(Frozen):
             "device": self.device_name, "target": self.target, "dtype": self.dtype,
             "candidate_sha256": self.candidate_sha256,
             "cached": self.cached,
-            "stages": {name: round(value, 3) for name, value in self.stages.items()},
+            "stages": {name: round(value, 3) for name, value in self.figures.flat().items()},
             "check": self.check_spec.name,
             "workloads": [w.record() for w in self.workloads],
         }

@@ -96,7 +96,7 @@ def evaluate_files(paths_by_problem: dict[str, list[Path]], target: str, results
     found = {Path(job.candidate.path): result for job, (_, result) in zip(jobs, results)}
     for path, r in found.items():  # shown with -s
         print(f"{path.parent.name}/{path.name}: {r.status} speedup={r.speedup} flags={list(r.flags)} "
-              f"unreported_ms={r.stages.get('unreported_ms')} deferred_ms={r.stages.get('deferred_ms')}")
+              f"unreported_ms={r.figures.evidence.unreported_ms} deferred_ms={r.figures.evidence.deferred_ms}")
     return found
 
 
@@ -215,7 +215,7 @@ def corpus_tests(target: str) -> dict:
         result = full[path]
         assert result.status == "correct", result.error
         # informative, or other processes used the cores while it was timed (a loaded CI machine)
-        assert [f for f in result.flags if f not in ("noisy_timing", "contended")] == [], (result.flags, result.stages)
+        assert [f for f in result.flags if f not in ("noisy_timing", "contended")] == [], (result.flags, result.figures)
         # its own kernel did most of the work (no low_coverage above; and it was measured)
         assert result.coverage and result.coverage.calls > 0 and result.coverage.share >= 0.5, result.coverage
 

@@ -60,8 +60,8 @@ def judge_tests(target: str) -> dict:
         results = evaluate_files(by_problem, target, tmp_path_factory.mktemp("judge"), static_rules=False)
         for path, r in results.items():  # shown with -s
             print(f"{path.name}: {r.status} speedup={r.speedup} flags={list(r.flags)} "
-                  f"unreported_ms={r.stages.get('unreported_ms')} deferred_ms={r.stages.get('deferred_ms')} "
-                  f"ref_ms={r.ref_runtime and r.ref_runtime.median_ms} eval_s={r.stages.get('eval')}")
+                  f"unreported_ms={r.figures.evidence.unreported_ms} deferred_ms={r.figures.evidence.deferred_ms} "
+                  f"ref_ms={r.ref_runtime and r.ref_runtime.median_ms} eval_s={r.figures.stages.eval_s}")
         return results
 
     @pytest.mark.parametrize("attack", entries, ids=ids)
@@ -73,8 +73,9 @@ def judge_tests(target: str) -> dict:
             missing -= {"hidden_work", "timing_disputed"}
         assert not missing, f"{attack.name}: flags {result.flags}"
         if result.status == "correct" and target in TARGETS:  # each reference call timed with the candidate stopped
-            assert result.stages.get("runner_stopped", 0) >= result.ref_runtime.n, result.stages
-            assert result.stages["runner_running"] == 0 or "contended" in result.flags, result.stages
+            evidence = result.figures.evidence
+            assert (evidence.runner_stopped or 0) >= result.ref_runtime.n, evidence
+            assert evidence.runner_running == 0 or "contended" in result.flags, evidence
         if attack.flags:  # a flag that disputes the figures keeps the result out of every rate
             assert not result.counted
         assert "the run's seed" not in (result.error or "")

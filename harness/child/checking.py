@@ -61,23 +61,23 @@ class Checking:
             record.status = "correct"
 
     def trial(self, label: str, what: str, *, first: bool, poison: bool, observe: bool):
-        with self.part("check_inputs"):
+        with self.part(self.check_parts, "inputs_s"):
             inputs = self.inputs(label)
-        with self.part("check_reference"):
+        with self.part(self.check_parts, "reference_s"):
             expected = self.expected(inputs, observe=self.observe_reference if observe else None)
         del inputs
         # Poison only before trial 0's two runs (defenses.Poison): later trials' inputs are fresh, and nothing has
         # computed on them in the runner before the candidate runs, so its freed memory cannot hold their answers; an
         # output left partly unwritten already fails trial 0 on poisoned memory.
         started = _clock()
-        with self.part("check_call"):
+        with self.part(self.check_parts, "call_s"):
             out = self.remote.call(self.seed(label), poison, what, expected.reference)
             if first:  # the same input twice: uninitialised memory or races show as disagreement
                 again = self.remote.call(self.seed(label), poison, f"{what}, second run on the same input",
                                          expected.reference)
                 if poison:
                     self.poisoned_s = _clock() - started
-        with self.part("check_compare"):
+        with self.part(self.check_parts, "compare_s"):
             # An output of another shape or dtype than the reference's arrives as a meta tensor (channel.decode),
             # for the judgement below to say so.
             if first and not any(t.device.type == "meta" for t in tensors(out)):
@@ -87,7 +87,7 @@ class Checking:
                                                    "or a race): " + result.message, result)
                 del again
             result = self.judged(out, expected, what)
-        with self.part("check_settled"):
+        with self.part(self.check_parts, "settled_s"):
             settled = self.remote.settled(what)
         if not settled:
             raise EvalFailure("incorrect", f"{what}: the output changed after forward returned "

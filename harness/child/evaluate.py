@@ -41,9 +41,19 @@ from harness.child.judge_workload import JudgeWorkload, Record, fits
 from harness.child.remote import Remote
 from harness.child.timing import Side, time_interleaved
 from harness.child.workload import Instance
+from harness.figures import (
+    CheckParts,
+    Contention,
+    Figures,
+    FlagEvidence,
+    ProcessFigures,
+    ProcessStart,
+    SetupParts,
+    StageSeconds,
+)
 from harness.freeze import Freezer
 from harness.process import write_atomic
-from harness.protocol import PARTS, WorkerReport, WorkerSpec
+from harness.protocol import WorkerReport, WorkerSpec
 from harness.types import HARNESS_ERROR
 from harness.workloads import DEFAULT
 
@@ -51,12 +61,12 @@ _clock_ns = time.perf_counter_ns
 _clock = time.perf_counter  # bound before any candidate code runs: stage times cannot be patched
 ROUND_TRIPS = 20     # empty round trips to the runner before setup: what a reply costs
 
-STAGES = ("setup", "check", "coverage", "time")
+STAGES = ("setup", "check", "coverage", "time")  # StageSeconds' fields, with `_s`
 
 
 def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: dict | None = None) -> WorkerReport:
     """Setup, check, time; the first verdict reached inside (incorrect, rejected, runtime_error...) ends it."""
-    evaluation = Evaluation(spec, remote, freezer, judge_start or {})
+    evaluation = Evaluation(spec, remote, freezer, ProcessStart.reported(judge_start or {}))
     try:
         with torch.no_grad():
             evaluation.setup()
@@ -74,12 +84,12 @@ class Evaluation(Checking):
     workload: checking.py), coverage, time (interleaved, on each timed workload, with timed outputs checked
     again)."""
 
-    def __init__(self, spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: dict):
+    def __init__(self, spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: ProcessStart):
         self.spec = spec
         self.judge_start = judge_start  # how this process's own start went (start_figures)
         self.remote = remote
         self.freezer = freezer
-        self.started = _clock()
+        self.stages = StageClock(remote)  # from here: the setup stage includes importing the problem
         self.device, device_name, self.timer, self.sync = target_device(torch, spec.target)
         remote.device = self.device
         self.dtype = getattr(torch, spec.dtype)
@@ -88,13 +98,15 @@ class Evaluation(Checking):
         self.other_compared, self.other_failure = 0, None
         self.wants_truth = "truth" in (spec.check.mode, spec.also and spec.also.mode)
         self.truth_fell_back = False  # some output was judged against the reference: float64 could not run it
-        self.stages: dict[str, float] = {}  # seconds spent setting up, checking, timing (filled in as they end)
-        self.fields = dict(device_name=device_name, torch_version=torch.__version__, stages=self.stages)
+        self.fields = dict(device_name=device_name, torch_version=torch.__version__)
         self.trials_run = self.rechecked = 0
         self.poisoned_s = 0.0  # trial 0's two calls on poisoned memory, the runner's poisoning included (part of check)
-        # Where the set-up's and the check's seconds went (PARTS; in the stages at the end, like check_poisoned):
-        # check_call is the runner's calls (forward, its copies and checks, the output's hand-over)
-        self.parts = dict.fromkeys(PARTS, 0.0)
+        # Where the set-up's and the check's seconds went (SetupParts, CheckParts: reported once timing is done)
+        self.setup_parts = dict.fromkeys(SetupParts.model_fields, 0.0)
+        self.check_parts = dict.fromkeys(CheckParts.model_fields.keys() - {"poisoned_s"}, 0.0)
+        self.load = Contention()  # on the cpu target, the cores' load while it was timed
+        self.timed = False  # the timing done: the report carries all figures
+        self.round_trip_ms = self.runner_wait_ms = None
         self.worst = [0.0, 0.0, 0.0]  # largest abs, rel and norm errors over the judged outputs
         self.reference_stats: tuple = ()  # the reference's outputs on trial 0, and how they move with the seed
         self.seed_samples: list[torch.Tensor] = []
@@ -112,10 +124,7 @@ class Evaluation(Checking):
             self.problem = Instance(spec.problem_path)
 
     def stage_ends(self, name: str) -> None:
-        """The stage's seconds, less Triton's compiling and autotuning in the runner (their own entries, build
-        time)."""
-        self.stages.update(self.remote.jit())
-        self.stages[name] = _clock() - self.started - sum(self.stages.values())
+        self.stages.ends(name)
 
     # ---- the stages ----
 
@@ -129,7 +138,8 @@ class Evaluation(Checking):
         # The problem as written always runs; whether its float64 truth fits beside it is estimated only for a
         # problem that declares its memory (MEMORY_GB: above 24 GB), as the estimate costs the judge torch's meta
         # kernels (0.9 s of CPU the first time); elsewhere a truth that fails is a note.
-        with self.part("setup_reference"), self.reference_runs("constructing Model"):  # while the runner imports
+        # (while the runner imports)
+        with self.part(self.setup_parts, "reference_s"), self.reference_runs("constructing Model"):
             truth_fits = True
             if self.spec.memory_gb is not None:
                 _, truth_fits, note = fits(self.problem, self.device, self.dtype)
@@ -137,17 +147,18 @@ class Evaluation(Checking):
             self.default = JudgeWorkload(self.spec.workloads[0], self.problem, self.device, self.dtype,
                                          self.seed("init"), truth=self.wants_truth and truth_fits)
         self.current, self.current_key = self.default, (DEFAULT.name, ())
-        with self.part("setup_runner"):  # what is left of the runner's loading the candidate and constructing it
+        # what is left of the runner's loading the candidate and constructing it
+        with self.part(self.setup_parts, "runner_s"):
             self.remote.constructed()
         self.stage_ends("setup")
 
     @contextlib.contextmanager
-    def part(self, name: str):
+    def part(self, parts: dict[str, float], name: str):
         started = _clock()
         try:
             yield
         finally:
-            self.parts[name] += _clock() - started
+            parts[name] += _clock() - started
 
     def profile(self) -> None:
         """One more call, profiled in the runner, on fresh inputs of the problem as written: how much of the work
@@ -182,7 +193,7 @@ class Evaluation(Checking):
                     self.timings = timings
         runner_ticks = self.remote.ticks() - runner_ticks
         self.remote.end()
-        load = watch.stop(peer_ticks=runner_ticks)
+        self.load = watch.stop(peer_ticks=runner_ticks)
         # Lower quartiles: a call the machine interrupted only adds time, an altered figure adds it to every call.
         # Less the spread of the reference's own gaps (what a loaded machine adds by chance) and, where the runner
         # was stopped while they were measured, the round trip a reply costs (which its interference hid).
@@ -190,18 +201,7 @@ class Evaluation(Checking):
         round_trip = self.round_trip_ms if self.freezer.stopped_calls else 0.0
         self.unreported_ms = quartiles(self.remote.gaps_ms)[0] - low - (high - low) - round_trip
         self.stage_ends("time")
-        self.stages.update(load)  # cpu_jitter, cpu_foreign, cpu_steal: shares, after the stage times are summed
-        self.stages["check_poisoned"] = self.poisoned_s
-        self.stages.update(self.parts)
-        self.stages["round_trip_ms"] = self.round_trip_ms
-        self.stages["runner_wait_ms"] = self.runner_wait_ms
-        # How the two processes' own starts went (seconds from each one's start to its device being ready, its imports
-        # and its CUDA context apart, and the attempts the context took): what an evaluation handed to children not
-        # yet started waits for.
-        self.stages.update({f"runner_{key}": value for key, value in self.remote.runner_start.items()})
-        self.stages.update({f"judge_{key}": value for key, value in self.judge_start.items()})
-        if self.freezer.stopped_calls:  # reference calls timed with the runner stopped, and with a thread of it not
-            self.stages.update(runner_stopped=self.freezer.stopped_calls, runner_running=self.freezer.running_calls)
+        self.timed = True
 
     def time_workload(self, judged: JudgeWorkload, settings, gaps: list[float]):
         """Reference and candidate interleaved on the current workload (the default's labels are the problem's)."""
@@ -246,23 +246,39 @@ class Evaluation(Checking):
     # ---- the report ----
 
     def failed(self, failure: EvalFailure) -> WorkerReport:
-        failed_in = next((n for n in STAGES if n not in self.stages), None)
+        failed_in = next((n for n in STAGES if n not in self.stages.seconds), None)
         if failed_in:
             self.stage_ends(failed_in)
         if failure.status != "incorrect":
             return WorkerReport(status=failure.status, error=str(failure), workloads=self.workload_results(),
-                                **self.fields)
+                                figures=self.figures(), **self.fields)
         found = failure.comparison
         check = self.check_result("incorrect", str(failure), found)
-        return WorkerReport(status="incorrect", check=check, error=str(failure), **self.observed(), **self.fields)
+        return WorkerReport(status="incorrect", check=check, error=str(failure), figures=self.figures(),
+                            **self.observed(), **self.fields)
 
     def passed(self) -> WorkerReport:
         check = self.check_result("correct", f"{self.trials_run} trials and {self.rechecked} timed calls checked")
         return WorkerReport(status="correct", check=check, runtime=self.timings["candidate"],
-                            ref_runtime=self.timings["reference"], converged=self.converged,
-                            unreported_ms=self.unreported_ms, deferred_ms=min(self.deferred, default=None),
-                            copy_ms=median(self.copies) if self.copies else None,
+                            ref_runtime=self.timings["reference"], converged=self.converged, figures=self.figures(),
                             **self.observed(), **self.fields)
+
+    def figures(self) -> Figures:
+        """The stages' seconds; once the timing is done, all else that was measured: the parts, the starts of both
+        processes, the load beside the timing, and the figures the parent's timing flags come from."""
+        stages = self.stages.figures()
+        if not self.timed:
+            return Figures(stages=stages)
+        stopped = self.freezer.stopped_calls  # reference calls timed with the runner stopped (and with a thread not)
+        evidence = FlagEvidence(runner_stopped=stopped or None, runner_running=self.freezer.running_calls if stopped
+                                else None, round_trip_ms=self.round_trip_ms, unreported_ms=self.unreported_ms,
+                                deferred_ms=min(self.deferred, default=None),
+                                copy_ms=median(self.copies) if self.copies else None)
+        return Figures(stages=stages, setup_parts=SetupParts(**self.setup_parts),
+                       check_parts=CheckParts(poisoned_s=self.poisoned_s, **self.check_parts),
+                       process=ProcessFigures(runner_wait_ms=self.runner_wait_ms),
+                       runner_start=ProcessStart.reported(self.remote.runner_start), judge_start=self.judge_start,
+                       contention=self.load, evidence=evidence)
 
     def check_result(self, status: str, message: str, found=None) -> CheckResult:
         """The verdict over every judged output: the failing comparison's errors, or the worst of all."""
@@ -286,6 +302,28 @@ class Evaluation(Checking):
     def observed(self) -> dict:
         return dict(reference_stats=self.reference_stats, seed_mismatch=self.seed_mismatch, coverage=self.coverage,
                     workloads=self.workload_results())
+
+
+class StageClock:
+    """The judge's stages, each from its own start (the last one's end) to its own end, less the seconds Triton
+    compiled and autotuned in the runner meanwhile (figures of their own: build time)."""
+
+    def __init__(self, remote: Remote):
+        self.remote = remote
+        self.seconds: dict[str, float] = {}
+        self.jit: dict[str, float] = {}  # the runner's Triton seconds so far
+        self.start = _clock()
+
+    def ends(self, name: str) -> None:
+        jit_before = sum(self.jit.values())
+        self.jit = self.remote.jit()
+        end = _clock()
+        self.seconds[name] = end - self.start - (sum(self.jit.values()) - jit_before)
+        self.start = end
+
+    def figures(self) -> StageSeconds:
+        return StageSeconds(**{f"{name}_s": seconds for name, seconds in self.seconds.items()},
+                            compile_s=self.jit.get("compile"), autotune_s=self.jit.get("autotune"))
 
 
 def quartiles(values: list[float]) -> tuple[float, float]:

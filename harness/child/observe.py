@@ -27,6 +27,8 @@ import os
 import time
 from typing import NamedTuple
 
+from harness.figures import Contention
+
 JITTER_SPINS = 32
 JITTER_SPIN_S = 0.001
 
@@ -160,22 +162,19 @@ class Watch:
     watch = Watch(target)        # measures the jitter, then takes the first sample
     ...                          # the timing
     figures = watch.stop()
-    figures: cpu_jitter, cpu_foreign, cpu_steal (shares, not seconds)."""
+    figures: a Contention's cpu shares (jitter, foreign, steal)."""
 
     def __init__(self, target: str):
         self.cpus = usable_cpus() if target == "cpu" else set()
         self.jitter = spin_jitter() if self.cpus else None
         self.start = sample(self.cpus) if self.cpus else None
 
-    def stop(self, peer_ticks: int = 0) -> dict[str, float]:
+    def stop(self, peer_ticks: int = 0) -> Contention:
         """`peer_ticks`: what the runner used meanwhile (its own count): neither this process's nor another's."""
         if self.start is None:
-            return {}
+            return Contention()
         end = sample(self.cpus)
         load = load_between(self.start, end, len(self.cpus), peer=peer_ticks) if end else None
-        figures = {}
-        if self.jitter is not None:
-            figures["cpu_jitter"] = round(self.jitter, 5)
-        if load is not None:
-            figures.update(cpu_foreign=round(load.foreign, 5), cpu_steal=round(load.steal, 5))
-        return figures
+        return Contention(cpu_jitter_share=None if self.jitter is None else round(self.jitter, 5),
+                          cpu_foreign_share=None if load is None else round(load.foreign, 5),
+                          cpu_steal_share=None if load is None else round(load.steal, 5))

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from harness.batch_child import run_each
 from harness.config import Settings
 from harness.eval.build import torch_version
+from harness.eval.children import eval_env
 from harness.eval.cpu_ceiling import CONTENDED_SHARE, machine_tflops, merge_peaks, needs_measuring
-from harness.eval.evaluation import eval_env
 from harness.eval.machine import machine_store
 from harness.protocol import BaselineItem, BaselineSpec
 from harness.store import BaselineKey, Store
@@ -113,6 +113,13 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
         stores = [store, *filter(None, [machine])] if store else []
         return _measure(list({p.sha256: p for p in problems}.values()), device, settings, stores, kinds, force,
                         on_problem)
+
+
+def measured_again(problem: Problem, device: DeviceInfo, settings: Settings) -> Baseline | None:
+    """The problem's eager baseline measured clean again, to judge one evaluation (plausibility.wants_fresh_baseline),
+    and not stored: the stored baseline of a problem is the one measured before any candidate ran, never replaced by
+    what is measured after one. None: it could not be measured."""
+    return measure_baselines([problem], device, settings, None, force=True).get(problem.sha256, {}).get("eager")
 
 
 def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stores: list[Store],

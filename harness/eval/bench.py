@@ -29,9 +29,10 @@ from harness.eval.build import build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import confinement
 from harness.eval.evaluation import Job, evaluate_built
+from harness.eval.job import BatchContext
 from harness.eval.pipeline import Events, evaluate
+from harness.figures import FLAT_NAMES, Figures, StageSeconds
 from harness.problems.index import resolve
-from harness.protocol import PARTS
 from harness.store import Store
 from harness.types import DeviceInfo, EvalResult
 
@@ -39,7 +40,9 @@ from harness.types import DeviceInfo, EvalResult
 # autotune: Triton's, in the evaluation child; check_poisoned: the part of check that trial 0's two calls on poisoned
 # memory took, the poisoning included).
 STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "check_poisoned", "coverage", "time")
-DEVICE_STAGES = ("check", "coverage", "time")  # the work a device exists for
+# Where the set-up and the check went (figures.SetupParts, CheckParts; check_poisoned is among the STAGES)
+PARTS = tuple(name for name, (group, field) in FLAT_NAMES.items()
+              if group in ("setup_parts", "check_parts") and field != "poisoned_s")
 # Each candidate's figures in --json, for finding where one pass's time went (the child's age: how long its processes
 # had to start before it was handed the candidate; the runner's wait: how much of that start-up was still to come;
 # each process's own start: from its start to its device ready, of which its imports and its CUDA context, the rest
@@ -248,7 +251,8 @@ class Measurement:
         return 60.0 * len(self.results) / self.wall_s if self.wall_s > 0 else 0.0
 
     def stage(self, name: str) -> float | None:
-        values = [r.stages[name] for r in self.results if name in r.stages]
+        """The mean of a figure (by its flat name) over the results that have it."""
+        values = [value for r in self.results if (value := r.figures.flat().get(name)) is not None]
         return statistics.fmean(values) if values else None
 
     def means(self, names: tuple[str, ...]) -> dict[str, float | None]:
@@ -257,13 +261,13 @@ class Measurement:
     @property
     def busy(self) -> float:
         """Share of the wall time each device spent checking, profiling and timing (the work it exists for)."""
-        work = sum(r.stages.get(name, 0.0) for r in self.results for name in DEVICE_STAGES)
+        work = sum(device_work_s(r.figures) for r in self.results)
         return work / (self.wall_s * self.devices) if self.wall_s > 0 else 0.0
 
     @property
     def idle_s(self) -> float:
         """Seconds each device had no evaluation running: waiting for the first build, and for builds later."""
-        evaluating = sum(r.stages.get("eval", 0.0) for r in self.results)
+        evaluating = sum(r.figures.stages.eval_s or 0.0 for r in self.results)
         return max(0.0, self.wall_s - evaluating / self.devices) if self.devices else 0.0
 
     @property
@@ -271,8 +275,8 @@ class Measurement:
         """Per candidate, beyond its build (Triton's compiling and autotuning in the evaluation included) and its
         checking, profiling and timing: waiting for a child, importing the problem and the candidate, constructing
         both models, reporting."""
-        values = [r.stages["eval"] - sum(r.stages.get(name, 0.0) for name in ("compile", "autotune", *DEVICE_STAGES))
-                  for r in self.results if "eval" in r.stages]
+        values = [s.eval_s - (s.compile_s or 0.0) - (s.autotune_s or 0.0) - device_work_s(r.figures)
+                  for r in self.results if (s := r.figures.stages).eval_s is not None]
         return statistics.fmean(values) if values else None
 
     def summary(self) -> dict:
@@ -287,9 +291,7 @@ class Measurement:
                 "cpu_s_per_candidate": round(self.cpu_s / len(self.results), 1) if self.cpu_s and self.results
                 else None,
                 "overhead_s": None if self.overhead is None else round(self.overhead, 3),
-                "per_candidate": [{**{name: round(r.stages[name], 3) for name in PER_CANDIDATE if name in r.stages},
-                                   **_beyond_events(r), **({"flags": list(r.flags)} if r.flags else {})}
-                                  for r in self.results]}
+                "per_candidate": [_per_candidate(r) for r in self.results]}
 
 
 class Bench:
@@ -344,8 +346,9 @@ class Bench:
             built = build(job.candidate, self.device, self.settings.cache_dir, self.settings.build_timeout_s,
                           self.settings.max_jobs, confinement=confinement(self.settings),
                           accelerate=self.settings.build_acceleration)
-            result = evaluate_built(job, built, self.device, self.settings, secrets.randbits(63))
-            result = result.model_copy(update={"stages": {"build": built.duration_s, **result.stages}})
+            result = evaluate_built(BatchContext(self.device, self.settings, secrets.randbits(63)).job(job, built))
+            result = result.model_copy(update={"figures": result.figures.add(
+                stages=StageSeconds(build_s=built.duration_s))})
             results.append(result)
             if on_done:
                 on_done(result)
@@ -353,6 +356,19 @@ class Bench:
 
     def close(self) -> None:
         self.store.close()
+
+
+def device_work_s(figures: Figures) -> float:
+    """Checking, profiling and timing: the work a device exists for."""
+    stages = figures.stages
+    return sum(seconds or 0.0 for seconds in (stages.check_s, stages.coverage_s, stages.time_s))
+
+
+def _per_candidate(r: EvalResult) -> dict:
+    """A candidate's PER_CANDIDATE figures by their flat names, each side's wall time beyond its events, its flags."""
+    flat = r.figures.flat()
+    return {**{name: round(flat[name], 3) for name in PER_CANDIDATE if name in flat}, **_beyond_events(r),
+            **({"flags": list(r.flags)} if r.flags else {})}
 
 
 def _beyond_events(r: EvalResult) -> dict:
@@ -375,8 +391,8 @@ class _FirstEvaluation(Events):
         self.start, self.first_start_s = start, None
 
     def evaluated(self, result: EvalResult) -> None:
-        if self.first_start_s is None and "eval" in result.stages:
-            self.first_start_s = max(0.0, time.monotonic() - self.start - result.stages["eval"])
+        if self.first_start_s is None and result.figures.stages.eval_s is not None:
+            self.first_start_s = max(0.0, time.monotonic() - self.start - result.figures.stages.eval_s)
 
 
 def shape_of(jobs: list[Job]) -> str:

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 from harness import process
 from harness.eval.gpu_sampler import Sampler, SamplerError, open_sampler
+from harness.figures import Contention
 from harness.flags import CONTENDED
 from harness.types import DeviceInfo
 
@@ -244,7 +245,7 @@ def watch_for(device: DeviceInfo) -> Watch | None:
 # ---- one evaluation ----
 
 class Check:
-    """The check around one timed evaluation: before() may wait, after() decides; then flags and stages."""
+    """The check around one timed evaluation: before() may wait, after() decides; then flags and figures."""
 
     def __init__(self, watch: Watch | None, wait_s: float, sleep: Callable[[float], None] = time.sleep,
                  poll_during: bool = True) -> None:
@@ -358,10 +359,10 @@ class Check:
         return (CONTENDED,) if self.busy_before or self.busy_during else ()
 
     @property
-    def stages(self) -> dict[str, float]:
+    def figures(self) -> Contention:
         if self.watch is None:
-            return {}
-        return {"contention_check": self.checking, **({"contention_wait": self.waited} if self.waited else {})}
+            return Contention()
+        return Contention(gpu_check_s=self.checking, gpu_wait_s=self.waited or None)
 
 
 def check_for(device: DeviceInfo, wait_s: float) -> Check:

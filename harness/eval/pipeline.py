@@ -19,13 +19,13 @@ from harness.eval.build import BUILD_PROTOCOL
 from harness.eval.cache import prune
 from harness.eval.candidate import load_candidate, precheck
 from harness.eval.evaluation import Job, result_for
+from harness.eval.job import BatchContext
 from harness.eval.rules import check as check_rules
 from harness.eval.scheduler import OnBuilt, OnEvaluated, run_jobs
 from harness.flags import merge_flags
 from harness.store import Store
 from harness.types import (
     COMPILE_KINDS,
-    Baseline,
     BuildResult,
     Candidate,
     DeviceInfo,
@@ -128,20 +128,13 @@ def run_pending(jobs: list[Job], device: DeviceInfo, settings: Settings, store: 
     kinds = ("eager", *COMPILE_KINDS) if settings.compile_baselines else ("eager",)
     measured = measure_baselines([job.problem for job in jobs], device, settings, store, kinds)
     baselines = {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
-
-    def rebaseline(problem: Problem, on: DeviceInfo) -> Baseline | None:
-        # Measured clean again to judge one evaluation, and not stored: the stored baseline of a problem is the
-        # one measured before any candidate ran, never replaced by what is measured after one.
-        return measure_baselines([problem], on, settings, None, force=True).get(problem.sha256, {}).get("eager")
-
+    context = BatchContext(device, settings, seed, peaks, baselines)
     if settings.executor == "ray":
         from harness.eval.ray import run_jobs_ray
 
-        run_jobs_ray(jobs, device, settings, seed, address=settings.ray_address, baselines=baselines,
-                     peaks=peaks, on_built=on_built, on_evaluated=on_evaluated)
+        run_jobs_ray(jobs, context, address=settings.ray_address, on_built=on_built, on_evaluated=on_evaluated)
     else:
-        run_jobs(jobs, devices_like(device, settings.gpus), settings, seed, baselines=baselines, peaks=peaks,
-                 rebaseline=rebaseline, on_built=on_built, on_evaluated=on_evaluated)
+        run_jobs(jobs, context, devices_like(device, settings.gpus), on_built=on_built, on_evaluated=on_evaluated)
 
 
 def candidate_jobs(problem: Problem, paths: list[str]) -> list[Job]:

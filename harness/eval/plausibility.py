@@ -25,8 +25,6 @@ one evaluation's clocks (CONFIRMED) stand only if a second evaluation, in new ch
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from harness.eval.roofline import ceiling_ms
 from harness.flags import (
@@ -53,14 +51,14 @@ SLOW_MIN_MS = 0.05
 
 def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, max_speedup: float,
                        baseline: Baseline | None, peaks: Peaks | None, speedup: float | None = None,
-                       rebaseline: Callable[[], Baseline | None] | None = None,
-                       gpu_contended: bool = False) -> list[str]:
+                       fresh: Baseline | None = None, gpu_contended: bool = False) -> list[str]:
     """`speedup` is the result's (over its timed workloads; None: its medians'), `baseline` the problem's clean
     eager baseline (with its bytes and FLOPs), `peaks` the device's; `gpu_contended`: another process used the GPU
     during the evaluation (gpu_load.py).
 
-    A reference that looks slowed is confirmed against a fresh clean measurement (`rebaseline`): when the
-    machine is busy for other reasons, the clean reference is slow too; one the candidate slowed is not.
+    A reference that looks slowed is confirmed against a fresh clean measurement (`fresh`, which the caller measures
+    where wants_fresh_baseline says so; None: none was): when the machine is busy for other reasons, the clean
+    reference is slow too; one the candidate slowed is not.
     On a contended result (already excluded) the flags that accuse the candidate of a speed it cannot have
     are only raised where contention cannot explain them: other processes slow the reference beside it as
     much as they like, but never make anything faster than light."""
@@ -75,11 +73,22 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
     bound = ceiling_ms(baseline, peaks, device, dtype)
     if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
         flags.append(FASTER_THAN_LIGHT)
-    ran_beside = report.stages.get("runner_running", 0) > 0  # a thread of the candidate's ran while it was timed
-    if not contended and (ran_beside or slowed(report, baseline) and
-                          (rebaseline is None or slowed(report, rebaseline() or baseline))):
+    if not contended and (ran_beside(report) or slowed(report, baseline) and slowed(report, fresh or baseline)):
         flags.append(REFERENCE_SLOWED)
     return flags
+
+
+def wants_fresh_baseline(report: WorkerReport, baseline: Baseline | None, gpu_contended: bool) -> bool:
+    """Whether reference_slowed would rest on the clean baseline alone: the reference ran slower beside the candidate
+    than in a clean process, with nothing else to explain it. Then the caller measures the reference clean again and
+    passes it as plausibility_flags' `fresh`."""
+    return (report.status == "correct" and report.runtime is not None and report.ref_runtime is not None
+            and not (gpu_contended or cores_contended(report) or ran_beside(report)) and slowed(report, baseline))
+
+
+def ran_beside(report: WorkerReport) -> bool:
+    """A thread of the candidate's ran while the reference was timed."""
+    return (report.figures.evidence.runner_running or 0) > 0
 
 
 def measurement_flags(report: WorkerReport, device: DeviceInfo, gpu_contended: bool = False) -> list[str]:
@@ -98,7 +107,7 @@ def measurement_flags(report: WorkerReport, device: DeviceInfo, gpu_contended: b
 
 
 def cores_contended(report: WorkerReport) -> bool:
-    return report.stages.get("cpu_foreign", 0.0) > CONTENDED_SHARE
+    return (report.figures.contention.cpu_foreign_share or 0.0) > CONTENDED_SHARE
 
 
 def slowed(report: WorkerReport, baseline: Baseline | None) -> bool:
@@ -132,11 +141,12 @@ def deferred_work(report: WorkerReport, target: str) -> list[str]:
     """Flag outputs that were still being made when the judge read them: on every checked timed call, handing the
     output over took longer than a plain copy of it by at least DEFER_MIN_MS, a quarter of the candidate's
     reported time and half the copy's own time (the least of those calls: an interruption only adds to one)."""
-    if report.deferred_ms is None or report.runtime is None:
+    evidence = report.figures.evidence
+    if evidence.deferred_ms is None or report.runtime is None:
         return []
     wall = report.runtime.wall_median_ms or report.runtime.median_ms
-    margin = max(DEFER_MIN_MS[target], DEFER_SHARE * wall, DEFER_COPY_SHARE * (report.copy_ms or 0.0))
-    return [HIDDEN_WORK] if report.deferred_ms > margin else []
+    margin = max(DEFER_MIN_MS[target], DEFER_SHARE * wall, DEFER_COPY_SHARE * (evidence.copy_ms or 0.0))
+    return [HIDDEN_WORK] if evidence.deferred_ms > margin else []
 
 
 # Honest results on an H200 (20 problems, builds beside some): -0.17 to +0.23 ms, those above 0.02 ms at reported
@@ -150,7 +160,8 @@ def timing_disputed(report: WorkerReport, target: str) -> list[str]:
     what input making and the round trip explain (the same clock around the reference's calls): by at least
     DISPUTE_MIN_MS and 15% of the candidate's reported wall time. (A runner that shortens only its event times is
     hidden_work on the GPU; on the CPU the judge refuses event times that differ from the wall times.)"""
-    if report.unreported_ms is None or report.runtime is None:
+    unreported_ms = report.figures.evidence.unreported_ms
+    if unreported_ms is None or report.runtime is None:
         return []
     wall = report.runtime.wall_median_ms or report.runtime.median_ms
-    return [TIMING_DISPUTED] if report.unreported_ms > max(DISPUTE_MIN_MS[target], DISPUTE_SHARE * wall) else []
+    return [TIMING_DISPUTED] if unreported_ms > max(DISPUTE_MIN_MS[target], DISPUTE_SHARE * wall) else []

@@ -19,14 +19,13 @@ from pathlib import Path
 from harness.config import Settings
 from harness.errors import InputError
 from harness.eval.evaluation import Job
+from harness.eval.job import BatchContext
 from harness.eval.scheduler import Batch, OnBuilt, OnEvaluated
 from harness.types import (
-    Baseline,
     BuildResult,
     Candidate,
     DeviceInfo,
     EvalResult,
-    Peaks,
 )
 
 EVAL_CPUS = 0.25  # an evaluation task mostly waits on its child; builds must not starve the GPUs of tasks
@@ -80,15 +79,15 @@ def build_task(candidate: Candidate, device: DeviceInfo, settings: Settings) -> 
     return result, pack(result.directory) if result.status == "ok" else None
 
 
-def eval_task(job: Job, problem_source: str, built: BuildResult, archive: bytes | None, device: DeviceInfo,
-              settings: Settings, seed: int, baseline: Baseline | None, peaks: Peaks | None) -> EvalResult:
+def eval_task(job: Job, problem_source: str, built: BuildResult, archive: bytes | None,
+              context: BatchContext) -> EvalResult:
     import ray
 
-    from harness.eval.baseline import measure_baselines
     from harness.eval.evaluation import evaluate_built, harness_fault
 
-    if device.target == "cuda":  # the GPU Ray gave this task (it has set CUDA_VISIBLE_DEVICES accordingly)
-        device = device.model_copy(update={"index": int(ray.get_gpu_ids()[0])})
+    settings = context.settings
+    if context.device.target == "cuda":  # the GPU Ray gave this task (it has set CUDA_VISIBLE_DEVICES accordingly)
+        context = context.on(context.device.model_copy(update={"index": int(ray.get_gpu_ids()[0])}))
     settings.cache_dir.mkdir(parents=True, exist_ok=True)
     if archive and not Path(built.directory).is_dir():  # built on another node: the manifest's paths are absolute
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
@@ -99,22 +98,18 @@ def eval_task(job: Job, problem_source: str, built: BuildResult, archive: bytes 
         problem_path.parent.mkdir(parents=True, exist_ok=True)
         problem_path.write_text(problem_source)
         job = replace(job, problem=job.problem.model_copy(update={"path": str(problem_path)}))
-
-    def rebaseline(problem, on):
-        return measure_baselines([problem], on, settings, None, force=True).get(problem.sha256, {}).get("eager")
-
     try:
-        return evaluate_built(job, built, device, settings, seed, baseline, peaks, rebaseline)
+        return evaluate_built(context.job(job, built))
     except Exception as exc:  # noqa: BLE001 - a fault of ours on this node: the job's harness_error
-        return harness_fault(job, device, settings, "evaluating", exc, built)
+        return harness_fault(job, context.device, settings, "evaluating", exc, built)
 
 
-def run_jobs_ray(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: int, *, address: str | None = None,
-                 baselines: dict[str, Baseline] | None = None, peaks: Peaks | None = None,
+def run_jobs_ray(jobs: list[Job], context: BatchContext, *, address: str | None = None,
                  on_built: OnBuilt | None = None, on_evaluated: OnEvaluated | None = None) -> list[EvalResult]:
     """The batch on a Ray cluster, with the local backend's policy (scheduler.Batch): builds as CPU tasks
     (MAX_JOBS CPUs each), evaluations as tasks with one GPU each, submitted as the policy releases them.
     Results in the order of `jobs`."""
+    device, settings = context.device, context.settings
     ray = connect(address, device.target)
     builder = ray.remote(build_task).options(num_cpus=settings.max_jobs, max_retries=0)
     evaluator = ray.remote(eval_task).options(num_cpus=EVAL_CPUS, num_gpus=1, max_retries=0)
@@ -128,8 +123,7 @@ def run_jobs_ray(jobs: list[Job], device: DeviceInfo, settings: Settings, seed: 
         for i in indices:
             job = jobs[i]
             task = evaluator.remote(job, sources[job.problem.path], batch.builds[job.candidate.sha256],
-                                    archives[job.candidate.sha256], device, settings, seed,
-                                    (baselines or {}).get(job.problem.sha256), peaks)
+                                    archives[job.candidate.sha256], context)
             evaluations[task] = i
 
     try:

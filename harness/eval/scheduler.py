@@ -17,26 +17,24 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from harness.config import Settings
 from harness.eval.build_cost import expected_build_cost
 from harness.eval.evaluation import (
     Job,
     ReadyChild,
-    Rebaseline,
     build_or_fault,
     evaluate_built,
     harness_fault,
 )
+from harness.eval.job import BatchContext
 from harness.fastbuild.maker import MadeLater
+from harness.figures import StageSeconds
 from harness.process import kill_all
 from harness.protocol import uses_triton
 from harness.types import (
-    Baseline,
     BuildResult,
     Candidate,
     DeviceInfo,
     EvalResult,
-    Peaks,
 )
 
 # Evaluation children kept starting ahead of need, per GPU: at least SPARES, and as many as one start (its runner's,
@@ -88,10 +86,9 @@ class Batch:
 
     def evaluated(self, i: int, result: EvalResult, waited_s: float | None) -> EvalResult:
         """Record a result, with its build time and how long it waited for a device (None: not known)."""
-        stages = {"build": 0.0 if result.build is None or result.build.cached else result.build.duration_s}
-        if waited_s is not None:
-            stages["queue"] = waited_s
-        self.results[i] = result.model_copy(update={"stages": {**stages, **result.stages}})
+        stages = StageSeconds(build_s=0.0 if result.build is None or result.build.cached else result.build.duration_s,
+                              queue_s=waited_s)
+        self.results[i] = result.model_copy(update={"figures": result.figures.add(stages=stages)})
         return self.results[i]
 
     @property
@@ -102,24 +99,21 @@ class Batch:
         return [self.results[i] for i in range(len(self.jobs))]
 
 
-def run_jobs(jobs: list[Job], devices: list[DeviceInfo], settings: Settings, seed: int, *,
-             baselines: dict[str, Baseline] | None = None, peaks: Peaks | None = None,
-             rebaseline: Rebaseline | None = None, on_built: OnBuilt | None = None,
-             on_evaluated: OnEvaluated | None = None) -> list[EvalResult]:
-    """The batch on this machine: builds on a pool of CPU workers, one evaluation worker per device, each
-    evaluation in a child started ahead of need (on the cpu target on demand, so the cores being timed are
-    not shared). Callbacks run in the calling thread: `on_built(candidate, build)` per distinct candidate,
-    `on_evaluated(i, result)` as `jobs[i]` is done. Results in the order of `jobs`."""
-    settings.cache_dir.mkdir(parents=True, exist_ok=True)
-    return LocalRun(Batch(jobs, devices[0].target), devices, settings, seed, baselines or {}, peaks,
-                    rebaseline).go(on_built, on_evaluated)
+def run_jobs(jobs: list[Job], context: BatchContext, devices: list[DeviceInfo] | None = None, *,
+             on_built: OnBuilt | None = None, on_evaluated: OnEvaluated | None = None) -> list[EvalResult]:
+    """The batch on this machine (on `devices`, like the context's; default: its device alone): builds on a pool of
+    CPU workers, one evaluation worker per device, each evaluation in a child started ahead of need (on the cpu
+    target on demand, so the cores being timed are not shared). Callbacks run in the calling thread:
+    `on_built(candidate, build)` per distinct candidate, `on_evaluated(i, result)` as `jobs[i]` is done. Results in
+    the order of `jobs`."""
+    context.settings.cache_dir.mkdir(parents=True, exist_ok=True)
+    devices = devices or [context.device]
+    return LocalRun(Batch(jobs, devices[0].target), devices, context).go(on_built, on_evaluated)
 
 
 class LocalRun:
-    def __init__(self, batch: Batch, devices: list[DeviceInfo], settings: Settings, seed: int,
-                 baselines: dict[str, Baseline], peaks: Peaks | None, rebaseline: Rebaseline | None):
-        self.batch, self.devices, self.settings, self.seed = batch, devices, settings, seed
-        self.baselines, self.peaks, self.rebaseline = baselines, peaks, rebaseline
+    def __init__(self, batch: Batch, devices: list[DeviceInfo], context: BatchContext):
+        self.batch, self.devices, self.context, self.settings = batch, devices, context, context.settings
         self.ready: queue.Queue[int | None] = queue.Queue()  # jobs to evaluate, for the evaluation workers
         self.events: queue.Queue[tuple] = queue.Queue()      # everything that happened, for the calling thread
         self.queued_at: dict[int, float] = {}
@@ -188,8 +182,7 @@ class LocalRun:
                 job = self.batch.jobs[i]
                 build = self.batch.builds[job.candidate.sha256]
                 try:
-                    result = evaluate_built(job, build, device, settings, self.seed,
-                                            self.baselines.get(job.problem.sha256), self.peaks, self.rebaseline, child)
+                    result = evaluate_built(self.context.on(device).job(job, build), child)
                 except Exception as exc:  # noqa: BLE001 - a fault of ours (disk, child start): not a verdict
                     result = harness_fault(job, device, settings, "evaluating", exc, build)
                 wanted = spares_wanted(result, wanted)
@@ -205,7 +198,7 @@ def spares_wanted(result: EvalResult, current: int) -> int:
     """How many children to keep starting ahead after `result`: one more than the evaluations its runner's start
     (from its process's start to its device ready) outlasted, within SPARES..MAX_SPARES; `current` where the result
     does not say (a build that failed, a harness fault)."""
-    ready_s, eval_s = result.stages.get("runner_ready_s"), result.stages.get("eval")
+    ready_s, eval_s = result.figures.runner_start.ready_s, result.figures.stages.eval_s
     if not ready_s or not eval_s:
         return current
     return min(MAX_SPARES, max(SPARES, math.ceil(ready_s / eval_s) + 1))

@@ -85,7 +85,7 @@ def _candidate(r: EvalResult, run: int, store: Store, texts: Texts) -> dict:
         "runtime": r.runtime.model_dump() if r.runtime else None,
         "ref_runtime": r.ref_runtime.model_dump() if r.ref_runtime else None,
         "coverage": r.coverage.model_dump() if r.coverage else None,
-        "stages": {k: round(v, 4) for k, v in r.stages.items()},
+        "stages": {k: round(v, 4) for k, v in r.figures.flat().items()},
         "build": {"status": build.status, "duration_s": build.duration_s, "cached": build.cached,
                   "log": texts.ref(log_tail(build.log) or None)} if build else None,
         "source": texts.ref(source) if source else None, "kernels": kernel_spans(source),

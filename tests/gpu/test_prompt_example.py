@@ -28,7 +28,7 @@ def test_worked_example_is_correct(tmp_path, kind):
     assert result.counted, result.flags
     # a batch with a Triton candidate: its runner made Triton's driver while it started (the figure only where that
     # worked), not at the first launch
-    assert (result.stages.get("runner_triton_s", 0) > 0) == (kind == "triton"), result.stages
+    assert ((result.figures.runner_start.triton_s or 0) > 0) == (kind == "triton"), result.figures
 
 
 def test_gpu_facts_come_from_the_device():

@@ -9,6 +9,7 @@ from harness.config import load_settings
 from harness.device import discover
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
+from harness.eval.job import BatchContext
 from harness.eval.scheduler import run_jobs
 from harness.problems.index import ProblemError, resolve
 from tests.conftest import FIXTURES, SOLUTIONS, share_builds
@@ -28,7 +29,7 @@ def test_each_source_is_built_once_and_builds_finish_before_cpu_evaluations(sett
     problem = resolve(str(PROBLEM))
     jobs = [Job(problem, candidate_from_source(source)) for source in (CORRECT, WRONG, CORRECT)]
     happened = []
-    results = run_jobs(jobs, [discover("cpu")], settings, seed=7,
+    results = run_jobs(jobs, BatchContext(discover("cpu"), settings, seed=7),
                        on_built=lambda candidate, build: happened.append(("built", candidate.sha256)),
                        on_evaluated=lambda i, result: happened.append(("evaluated", i)))
     assert [r.status for r in results] == ["correct", "incorrect", "correct"]
@@ -37,21 +38,23 @@ def test_each_source_is_built_once_and_builds_finish_before_cpu_evaluations(sett
     # on the cpu target the cores are the device: no evaluation while anything builds
     assert happened[:2] == built and sorted(i for kind, i in happened[2:]) == [0, 1, 2]
     for r in results:
-        assert {"build", "queue", "eval", "setup", "check"} <= set(r.stages), r.stages
-        assert r.stages["eval"] >= r.stages["setup"] + r.stages["check"] > 0
+        stages, process = r.figures.stages, r.figures.process
+        assert None not in (stages.build_s, stages.queue_s, stages.eval_s, stages.setup_s, stages.check_s), stages
+        assert stages.eval_s >= stages.setup_s + stages.check_s > 0
         # the judge's exit after its report, then the runner's: inside the evaluation's time, in no stage
-        assert 0 <= r.stages["judge_exit_s"] and 0 <= r.stages["runner_exit_s"], r.stages
-        assert r.stages["judge_exit_s"] + r.stages["runner_exit_s"] < r.stages["eval"] - r.stages["check"]
-        for side in ("runner", "judge") if "time" in r.stages else ():  # a timed one: how each process started
-            imports, device, ready = (r.stages[f"{side}_{part}_s"] for part in ("imports", "device", "ready"))
-            assert 0 < imports and 0 <= device and imports + device <= ready + 0.01, (side, imports, device, ready)
-    assert "time" in results[0].stages and "time" not in results[1].stages  # an incorrect one is never timed
-    assert 0 < results[0].stages["check_poisoned"] < results[0].stages["check"]  # trial 0's two runs, of five
-    parts = {name: results[0].stages[f"check_{name}"] for name in ("inputs", "reference", "call", "compare", "settled")}
-    assert all(seconds > 0 for seconds in parts.values()), parts  # where the check's time went: parts of it
-    assert results[0].stages["check_poisoned"] < parts["call"] < sum(parts.values()) <= results[0].stages["check"]
-    setup = [results[0].stages[f"setup_{name}"] for name in ("reference", "runner")]
-    assert all(seconds >= 0 for seconds in setup) and 0 < sum(setup) <= results[0].stages["setup"], setup
+        assert 0 <= process.judge_exit_s and 0 <= process.runner_exit_s, process
+        assert process.judge_exit_s + process.runner_exit_s < stages.eval_s - stages.check_s
+        for side in (r.figures.runner_start, r.figures.judge_start) if stages.time_s else ():  # how each started
+            assert 0 < side.imports_s and 0 <= side.device_s and side.imports_s + side.device_s <= side.ready_s + 0.01
+    timed, wrong = results[0].figures, results[1].figures
+    assert timed.stages.time_s is not None and wrong.stages.time_s is None  # an incorrect one is never timed
+    check = timed.check_parts
+    assert 0 < check.poisoned_s < timed.stages.check_s  # trial 0's two runs, of five
+    parts = [check.inputs_s, check.reference_s, check.call_s, check.compare_s, check.settled_s]
+    assert all(seconds > 0 for seconds in parts), parts  # where the check's time went: parts of it
+    assert check.poisoned_s < check.call_s < sum(parts) <= timed.stages.check_s
+    setup = [timed.setup_parts.reference_s, timed.setup_parts.runner_s]
+    assert all(seconds >= 0 for seconds in setup) and 0 < sum(setup) <= timed.stages.setup_s, setup
     assert results[0].build.build_sha256 == results[2].build.build_sha256
 
 

@@ -15,6 +15,7 @@ from harness.config import load_settings
 from harness.device import discover
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
+from harness.eval.job import BatchContext
 from harness.eval.ray import build_task, eval_task
 from harness.problems.index import resolve
 from tests.conftest import FIXTURES, LEAN_RELU, SOLUTIONS, json_lines, run_cli, share_builds
@@ -82,7 +83,7 @@ def test_an_evaluation_on_another_node_unpacks_the_build_and_the_problem(tmp_pat
     assert built.status == "ok" and archive
     shutil.rmtree(built.directory)  # gone, as on another node
     moved = Job(problem.model_copy(update={"path": str(tmp_path / "elsewhere" / "relu.py")}), job.candidate)
-    result = eval_task(moved, PROBLEM.read_text(), built, archive, device, settings, 7, None, None)
+    result = eval_task(moved, PROBLEM.read_text(), built, archive, BatchContext(device, settings, 7))
     assert result.status == "correct", result.error
     assert (settings.cache_dir / "problems" / f"{problem.sha256}.py").read_text() == PROBLEM.read_text()
 

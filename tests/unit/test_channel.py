@@ -7,6 +7,7 @@ import torch
 
 from harness.child.channel import Channel, ChannelClosed, ChannelError
 from harness.eval.plausibility import deferred_work, measurement_flags, timing_disputed
+from harness.figures import Contention, Figures, FlagEvidence
 from harness.protocol import WorkerReport
 from harness.types import DeviceInfo, Timing
 
@@ -89,8 +90,9 @@ def test_a_runner_that_went_away_is_told_apart(pair):
 def report(unreported_ms, wall_ms, deferred_ms=None, copy_ms=None):
     timing = Timing(median_ms=wall_ms, mean_ms=wall_ms, std_ms=0.0, min_ms=wall_ms, n=10, rse=0.0,
                     wall_median_ms=wall_ms)
+    evidence = FlagEvidence(unreported_ms=unreported_ms, deferred_ms=deferred_ms, copy_ms=copy_ms)
     return WorkerReport(status="correct", runtime=timing, ref_runtime=timing, device_name="x", torch_version="x",
-                        unreported_ms=unreported_ms, deferred_ms=deferred_ms, copy_ms=copy_ms)
+                        figures=Figures(evidence=evidence))
 
 
 def test_timing_is_disputed_beyond_the_judge_s_margin():
@@ -119,13 +121,18 @@ def test_an_output_still_being_made_when_it_is_read_is_hidden_work():
     assert measurement_flags(report(None, 2.0, deferred_ms=22.0), cpu) == ["hidden_work"]
 
 
+def loaded(report: WorkerReport) -> WorkerReport:
+    """The report with half the cores' time other processes'."""
+    return report.model_copy(update={"figures": report.figures.add(contention=Contention(cpu_foreign_share=0.5))})
+
+
 def test_a_contended_result_is_not_accused_on_the_judge_s_clocks():
     """Other processes on the cores or the GPU delay a hand-over and a timed call's round trip too; a contended
     result is not counted anyway."""
     cpu = DeviceInfo(name="x", target="cpu")
-    busy = report(None, 2.0, deferred_ms=22.0).model_copy(update={"stages": {"cpu_foreign": 0.5}})
+    busy = loaded(report(None, 2.0, deferred_ms=22.0))
     assert measurement_flags(busy, cpu) == ["contended"]
-    disputed = report(0.9, 2.0).model_copy(update={"stages": {"cpu_foreign": 0.5}})
+    disputed = loaded(report(0.9, 2.0))
     assert measurement_flags(disputed, cpu) == ["contended"]
     assert measurement_flags(report(0.9, 2.0), cpu) == ["timing_disputed"]
     assert measurement_flags(report(None, 2.0, deferred_ms=22.0), cpu, gpu_contended=True) == []

@@ -11,6 +11,7 @@ from harness.eval.cpu_ceiling import (
     theoretical_tflops,
 )
 from harness.eval.plausibility import plausibility_flags
+from harness.figures import Contention, Figures
 from harness.protocol import WorkerReport
 from harness.types import Baseline, DeviceInfo, Peaks, Timing
 
@@ -134,7 +135,8 @@ def timing(ms):
 
 def correct(cand_ms, ref_ms, cpu_foreign=0.0):
     return WorkerReport(status="correct", runtime=timing(cand_ms), ref_runtime=timing(ref_ms), device_name="cpu",
-                        torch_version="t", stages={"cpu_foreign": cpu_foreign})
+                        torch_version="t",
+                        figures=Figures(contention=Contention(cpu_foreign_share=cpu_foreign)))
 
 
 def ftl(rep, baseline, peaks):

@@ -15,6 +15,7 @@ from harness.child.observe import (
     process_ticks,
 )
 from harness.eval.plausibility import measurement_flags
+from harness.figures import Contention, Figures
 from harness.protocol import WorkerReport
 from harness.types import DeviceInfo, Timing
 
@@ -24,9 +25,9 @@ CPU = DeviceInfo(target="cpu", name="cpu")
 def contended(load: Load | None) -> bool:
     """What the parent decides from the share the child reports (the child decides nothing)."""
     timing = Timing(median_ms=1.0, mean_ms=1.0, std_ms=0.0, min_ms=1.0, n=10, rse=0.0)
-    stages = {"cpu_foreign": load.foreign} if load else {}
+    figures = Figures(contention=Contention(cpu_foreign_share=load.foreign if load else None))
     report = WorkerReport(status="correct", runtime=timing, ref_runtime=timing, device_name="cpu",
-                          torch_version="t", stages=stages)
+                          torch_version="t", figures=figures)
     return "contended" in measurement_flags(report, CPU)
 
 STAT = """cpu  172211 0 15967 68806 651 0 81 171 0 0
@@ -67,7 +68,7 @@ def test_other_processes_share_is_busy_minus_own_over_cores_and_wall():
 
 
 def test_a_watch_on_the_cuda_target_measures_nothing():
-    assert Watch("cuda").stop() == {}
+    assert Watch("cuda").stop() == Contention()
 
 
 def test_idle_jitter_is_a_relative_spread():
@@ -89,6 +90,6 @@ def test_two_busy_loops_make_a_sleeping_watch_contended():
             loop.wait()
     cores = len(cpu_load.usable_cpus())
     # two loops keep two cores busy, however many there are (up to the whole machine)
-    assert figures["cpu_foreign"] >= min(1.0, 2 / cores) * 0.7, figures
-    assert set(figures) == {"cpu_jitter", "cpu_foreign", "cpu_steal"}
-    assert contended(Load(foreign=figures["cpu_foreign"], steal=figures["cpu_steal"], wall_s=1.0))
+    assert figures.cpu_foreign_share >= min(1.0, 2 / cores) * 0.7, figures
+    assert None not in (figures.cpu_jitter_share, figures.cpu_foreign_share, figures.cpu_steal_share), figures
+    assert contended(Load(foreign=figures.cpu_foreign_share, steal=figures.cpu_steal_share, wall_s=1.0))

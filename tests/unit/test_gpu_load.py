@@ -16,6 +16,7 @@ from harness.config import load_settings
 from harness.eval import gpu_load, gpu_sampler
 from harness.eval.gpu_load import Check, Owners, Watch
 from harness.eval.gpu_sampler import NvidiaSmi, Nvml
+from harness.figures import Contention
 from harness.flags import CONTENDED
 from harness.types import DeviceInfo
 
@@ -131,7 +132,7 @@ def test_no_other_process_no_wait_no_flag(world):
     for child in (OURS + 1, OURS + 2):
         c = world.evaluate(check(watch, world), child)
         assert c.flags == () and c.waited == 0
-        assert set(c.stages) == {"contention_check"}
+        assert c.figures.gpu_check_s is not None and c.figures.gpu_wait_s is None
         world.now += 0.05                      # the next evaluation follows at once
     assert watch.matched  # our own spare was listed: NVML numbers processes as we do
 
@@ -140,7 +141,7 @@ def test_work_that_stops_is_waited_for_and_the_result_is_clean(world):
     world.process(FOREIGN, world.now - 10, world.now + 2, util=100)
     c = world.evaluate(check(watch_of(world), world), OURS + 1)
     assert c.flags == ()
-    assert 2 <= c.stages["contention_wait"] <= 2 + gpu_load.IDLE_S + 2 * gpu_load.POLL_S
+    assert 2 <= c.figures.gpu_wait_s <= 2 + gpu_load.IDLE_S + 2 * gpu_load.POLL_S
 
 
 def test_a_pause_in_bursty_work_is_not_taken_for_the_end(world):
@@ -148,7 +149,7 @@ def test_a_pause_in_bursty_work_is_not_taken_for_the_end(world):
         world.busy.append((FOREIGN, world.now - 1 + burst, world.now - 0.5 + burst, 100))
     world.process(FOREIGN, world.now - 1, world.now + 3)
     c = world.evaluate(check(watch_of(world), world), OURS + 1)
-    assert c.flags == () and c.stages["contention_wait"] >= 2.5 + gpu_load.IDLE_S - gpu_load.POLL_S
+    assert c.flags == () and c.figures.gpu_wait_s >= 2.5 + gpu_load.IDLE_S - gpu_load.POLL_S
 
 
 def test_work_that_stays_is_waited_for_up_to_the_bound_then_flagged_and_not_waited_for_again(world):
@@ -156,7 +157,7 @@ def test_work_that_stays_is_waited_for_up_to_the_bound_then_flagged_and_not_wait
     watch = watch_of(world)
     first = world.evaluate(check(watch, world, wait_s=5), OURS + 1)
     assert first.flags == (CONTENDED,)
-    assert 5 <= first.stages["contention_wait"] <= 5 + gpu_load.POLL_S
+    assert 5 <= first.figures.gpu_wait_s <= 5 + gpu_load.POLL_S
     second = world.evaluate(check(watch, world, wait_s=5), OURS + 2)  # still busy: timed at once, flagged
     assert second.flags == (CONTENDED,) and second.waited == 0
     world.now += 100                                                 # the other job has ended
@@ -305,7 +306,7 @@ def test_no_nvml_and_no_nvidia_smi_means_no_check_said_once(monkeypatch, caplog)
         c = gpu_load.check_for(gpu, 30.0)
         c.before()
         c.after()
-        assert c.flags == () and c.stages == {}
+        assert c.flags == () and c.figures == Contention()
     assert sum("contention check off" in r.getMessage() for r in caplog.records) == 1
 
 
@@ -315,7 +316,7 @@ def test_the_cpu_target_is_not_checked(monkeypatch):
     c = gpu_load.check_for(DeviceInfo(target="cpu", name="cpu"), 30.0)
     c.before()
     c.after()
-    assert c.flags == () and c.stages == {}
+    assert c.flags == () and c.figures == Contention()
 
 
 def test_nvidia_smi_sampler_reads_pids_and_utilization(monkeypatch):

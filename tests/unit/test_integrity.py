@@ -1,7 +1,10 @@
 """Plausibility flags, decided in the parent from what the worker measured."""
+import types
+
 import pytest
 
-from harness.eval.plausibility import hidden_work, plausibility_flags
+from harness.eval.plausibility import hidden_work, plausibility_flags, wants_fresh_baseline
+from harness.figures import Contention, Figures, FlagEvidence, StageSeconds
 from harness.protocol import WorkerReport
 from harness.types import Baseline, DeviceInfo, Peaks, Timing
 
@@ -39,32 +42,31 @@ def test_each_plausibility_flag():
 
 
 def test_a_slowed_reference_is_confirmed_by_a_fresh_clean_measurement():
-    measured = []
-
-    def rebaseline(ref_ms):
-        return lambda: measured.append(ref_ms) or clean(ref_ms=ref_ms)
-
     slowed = report(1.0, 3.0)  # the reference ran at 3 ms beside the candidate, 1.5 ms clean
-    # the machine was busy for everyone: measured clean again, the reference is slow too
-    assert plausibility_flags(slowed, H100, dtype="float32", max_speedup=10.0, baseline=clean(ref_ms=1.5),
-                              peaks=None, rebaseline=rebaseline(2.9)) == []
-    # the candidate slowed it: clean again, it is still fast
-    assert plausibility_flags(slowed, H100, dtype="float32", max_speedup=10.0, baseline=clean(ref_ms=1.5),
-                              peaks=None, rebaseline=rebaseline(1.4)) == ["reference_slowed"]
-    # a reference that was not slowed is never measured again; a failed re-measurement keeps the first
-    assert plausibility_flags(report(1.0, 1.6), H100, dtype="float32", max_speedup=10.0, baseline=clean(ref_ms=1.5),
-                              peaks=None, rebaseline=rebaseline(0.1)) == []
-    assert measured == [2.9, 1.4]
-    assert plausibility_flags(slowed, H100, dtype="float32", max_speedup=10.0, baseline=clean(ref_ms=1.5),
-                              peaks=None, rebaseline=lambda: None) == ["reference_slowed"]
+    first = clean(ref_ms=1.5)
+
+    def decided(fresh):
+        return plausibility_flags(slowed, H100, dtype="float32", max_speedup=10.0, baseline=first, peaks=None,
+                                  fresh=fresh)
+    assert wants_fresh_baseline(slowed, first, gpu_contended=False)
+    assert decided(clean(ref_ms=2.9)) == []  # the machine was busy for everyone: clean again, it is slow too
+    assert decided(clean(ref_ms=1.4)) == ["reference_slowed"]  # the candidate slowed it: clean again, still fast
+    assert decided(None) == ["reference_slowed"]  # none measured again (or it failed): the first stands
+    # a reference that was not slowed, or ran beside other processes, is never measured again
+    assert not wants_fresh_baseline(report(1.0, 1.6), first, gpu_contended=False)
+    assert not wants_fresh_baseline(slowed, first, gpu_contended=True)
+
 
 
 def test_a_thread_of_the_candidate_running_beside_the_timed_reference_is_reference_slowed():
-    beside = report(1.0, 1.5).model_copy(update={"stages": {"runner_stopped": 40.0, "runner_running": 1.0}})
+    def frozen(running: int) -> WorkerReport:
+        evidence = FlagEvidence(runner_stopped=40, runner_running=running)
+        return report(1.0, 1.5).model_copy(update={"figures": Figures(evidence=evidence)})
+    beside = frozen(running=1)
     assert flags(beside, baseline=clean(ref_ms=1.5)) == ["reference_slowed"]
-    stopped = report(1.0, 1.5).model_copy(update={"stages": {"runner_stopped": 40.0, "runner_running": 0.0}})
-    assert flags(stopped, baseline=clean(ref_ms=1.5)) == []
-    loaded = beside.model_copy(update={"stages": {**beside.stages, "cpu_foreign": 0.5}})  # other processes: contended
+    assert flags(frozen(running=0), baseline=clean(ref_ms=1.5)) == []
+    busy = Contention(cpu_foreign_share=0.5)  # other processes: contended
+    loaded = beside.model_copy(update={"figures": beside.figures.add(contention=busy)})
     assert flags(loaded, device=CPU, baseline=clean(ref_ms=1.5)) == ["contended"]
 
 
@@ -93,9 +95,10 @@ def test_a_result_flagged_on_its_clocks_is_evaluated_again_and_the_second_verdic
     candidate on them stands."""
     from harness.config import Settings
     from harness.eval import evaluation as executor
+    from harness.eval.job import BatchContext, JobContext
     from harness.types import EvalResult
 
-    settings = Settings()
+    ctx = JobContext(BatchContext(None, Settings(), 1), None, None)
 
     def result(flags, eval_s):
         return EvalResult(problem_id="p", problem_sha256="s", candidate_path="c", candidate_sha256="c",
@@ -105,7 +108,7 @@ def test_a_result_flagged_on_its_clocks_is_evaluated_again_and_the_second_verdic
     def evaluate_with(*outcomes):
         calls = []
 
-        def evaluate_once(*args, child):
+        def evaluate_once(context, child):
             calls.append(child)
             return outcomes[len(calls) - 1]
         monkeypatch.setattr(executor, "evaluate_once", evaluate_once)
@@ -113,41 +116,60 @@ def test_a_result_flagged_on_its_clocks_is_evaluated_again_and_the_second_verdic
 
     calls = evaluate_with(result(("noisy_timing",), 3.0))
     spare = object()
-    assert executor.evaluate_built(None, None, None, settings, 1, child=spare).flags == ("noisy_timing",)
+    assert executor.evaluate_built(ctx, child=spare).flags == ("noisy_timing",)
     assert calls == [spare]
 
     calls = evaluate_with(result((flag,), 3.0), result((), 2.5))
-    again = executor.evaluate_built(None, None, None, settings, 1, child=spare)
-    assert again.flags == () and again.stages == {"eval": 2.5, "flagged_eval": 3.0}
+    again = executor.evaluate_built(ctx, child=spare)
+    assert again.flags == () and again.figures.stages == StageSeconds(eval_s=2.5, flagged_eval_s=3.0)
     assert calls == [spare, None]  # the first child is spent: the second evaluation starts a new one
 
     calls = evaluate_with(result((flag, "noisy_timing"), 3.0), result((flag,), 2.9))
-    assert executor.evaluate_built(None, None, None, settings, 1).flags == (flag,) and len(calls) == 2
+    assert executor.evaluate_built(ctx).flags == (flag,) and len(calls) == 2
 
     calls = evaluate_with(result(("implausible_speedup",), 3.0))  # a bound on the speed, not one process's clocks
-    assert executor.evaluate_built(None, None, None, settings, 1).flags == ("implausible_speedup",) and len(calls) == 1
+    assert executor.evaluate_built(ctx).flags == ("implausible_speedup",) and len(calls) == 1
 
 
 def test_the_reference_measured_again_after_a_candidate_is_never_stored(monkeypatch, tmp_path):
     """The stored clean baseline is the one measured before any candidate ran: what is measured after one (to
     judge reference_slowed) could carry what that candidate left behind, so it judges that result alone."""
-    import types
-
     from harness.config import load_settings
     from harness.device import discover
-    from harness.eval import pipeline
+    from harness.eval import baseline, pipeline
     from harness.store import Store
 
-    calls, handed = [], {}
+    calls = []
+
+    def measure(problems, device, settings, store, kinds=("eager",), force=False):
+        return calls.append((store, force)) or {}
     monkeypatch.setattr(pipeline, "device_peaks", lambda *args, **kwargs: None)
-    monkeypatch.setattr(pipeline, "measure_baselines",
-                        lambda problems, device, settings, store, kinds=("eager",), force=False:
-                        calls.append((store, force)) or {})
-    monkeypatch.setattr(pipeline, "run_jobs", lambda *args, rebaseline, **kwargs: handed.update(rebaseline=rebaseline))
-    device = discover("cpu")
+    monkeypatch.setattr(pipeline, "measure_baselines", measure)
+    monkeypatch.setattr(pipeline, "run_jobs", lambda *args, **kwargs: None)
+    monkeypatch.setattr(baseline, "measure_baselines", measure)
+    device, settings = discover("cpu"), load_settings(results_dir=tmp_path)
     with Store(tmp_path / "h.db") as store:
-        pipeline.run_pending([], device, load_settings(results_dir=tmp_path), store, on_built=None,
-                             on_evaluated=None)
+        pipeline.run_pending([], device, settings, store, on_built=None, on_evaluated=None)
         assert calls == [(store, False)]  # the run's own baselines: from the store, or measured and stored
-        handed["rebaseline"](types.SimpleNamespace(sha256="p"), device)
+    assert baseline.measured_again(types.SimpleNamespace(sha256="p"), device, settings) is None
     assert calls[-1] == (None, True)
+
+
+def test_the_reference_is_measured_again_where_the_verdict_asks_for_it_and_the_verdict_gets_it(monkeypatch):
+    from harness.config import Settings
+    from harness.eval import evaluation
+    from harness.eval.children import Observed
+    from harness.eval.job import BatchContext, JobContext
+
+    problem = types.SimpleNamespace(sha256="p")
+    ctx = JobContext(BatchContext(H100, Settings(), 1, baselines={"p": clean(ref_ms=1.5)}),
+                     types.SimpleNamespace(problem=problem), types.SimpleNamespace(status="ok"))
+    measured = []
+    monkeypatch.setattr(evaluation, "measured_again", lambda *args: measured.append(args) or clean(ref_ms=2.9))
+    monkeypatch.setattr(evaluation, "verdict", lambda context, observed, fresh: fresh)
+    for ref_ms, asked in ((3.0, True), (1.6, False)):
+        observed = Observed(report(1.0, ref_ms), Figures(), None, ())
+        monkeypatch.setattr(evaluation, "observe", lambda context, child, observed=observed: observed)
+        fresh = evaluation.evaluate_once(ctx, None)
+        assert (fresh == clean(ref_ms=2.9)) is asked and len(measured) == 1
+    assert measured == [(problem, H100, ctx.batch.settings)]

@@ -70,7 +70,7 @@ def test_a_flooded_log_keeps_its_head_and_tail_within_the_limit(tmp_path):
 
 
 def test_a_report_that_is_not_one_is_none(tmp_path):
-    from harness.eval.evaluation import REPORT_LIMIT, read_report
+    from harness.eval.children import REPORT_LIMIT, read_report
     from harness.protocol import WorkerReport
 
     report = WorkerReport(status="incorrect", device_name="cpu", torch_version="t", error="e")

@@ -1,3 +1,4 @@
+import json
 import sqlite3
 
 import pytest
@@ -247,3 +248,46 @@ def test_a_result_of_another_check_is_not_served(tmp_path):
         assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL) is None  # the default is truth
         assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL, check=check_spec("kernelbench"))
         assert store.find("c" * 64, "p" * 64, "GPU", "cuda", BUILD_PROTOCOL, check=check_spec("kernelbench-v0")) is None
+
+
+# Every figure the harness wrote in a result's flat `stages` object before they were typed (b57be04), counts as floats
+OLD_STAGES = {
+    "build": 21.4, "queue": 0.8, "eval": 4.2, "flagged_eval": 3.9, "setup": 0.9, "compile": 0.4, "autotune": 0.3,
+    "check": 1.1, "coverage": 0.2, "time": 1.6, "cpu_jitter": 0.012, "cpu_foreign": 0.02, "cpu_steal": 0.001,
+    "check_poisoned": 0.3, "setup_reference": 0.25, "setup_runner": 0.5, "check_inputs": 0.1, "check_reference": 0.15,
+    "check_call": 0.45, "check_compare": 0.05, "check_settled": 0.01, "round_trip_ms": 0.05, "runner_wait_ms": 3.5,
+    "runner_ready_s": 9.1, "runner_imports_s": 6.2, "runner_device_s": 1.3, "runner_device_attempts": 2.0,
+    "runner_triton_s": 0.4, "judge_ready_s": 7.0, "judge_imports_s": 5.1, "judge_device_s": 1.2,
+    "judge_device_attempts": 1.0, "runner_stopped": 40.0, "runner_running": 1.0, "child_age_s": 12.5,
+    "judge_exit_s": 0.12, "runner_exit_s": 0.05, "contention_check": 0.01, "contention_wait": 2.5,
+    "unreported_ms": 0.0123, "deferred_ms": 0.2, "copy_ms": 0.31,
+}
+
+
+def test_a_result_stored_with_the_flat_stages_loads_into_typed_figures_and_writes_them_back_the_same(tmp_path):
+    path = tmp_path / "h.db"
+    with Store(path) as store:
+        store.ensure_run("r", kind="eval", target="cuda", device_name="GPU")
+        store.add("r", result(), candidate_source="S", problem_source="P")
+        store.add("r", result(candidate="d" * 64), candidate_source="S2", problem_source="P")
+    db = sqlite3.connect(path)  # rows as the harness wrote them before; the second from before protocol 19
+    before_19 = {**{k: v for k, v in OLD_STAGES.items() if k != "flagged_eval"}, "slowed_eval": 3.9}
+    for row_id, stages in ((1, OLD_STAGES), (2, before_19)):
+        db.execute("UPDATE evaluations SET result_json = json_set(result_json, '$.stages', json(?)) WHERE id = ?",
+                   (json.dumps(stages), row_id))
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        now, older = store.results("r")
+    figures = now.figures
+    assert figures.stages.eval_s == 4.2 and figures.stages.flagged_eval_s == 3.9 and figures.stages.time_s == 1.6
+    assert figures.check_parts.poisoned_s == 0.3 and figures.setup_parts.runner_s == 0.5
+    assert figures.runner_start.device_attempts == 2 and type(figures.runner_start.device_attempts) is int
+    assert figures.judge_start.ready_s == 7.0 and figures.runner_start.triton_s == 0.4
+    assert figures.evidence.runner_stopped == 40 and figures.evidence.runner_running == 1
+    assert figures.contention.cpu_foreign_share == 0.02 and figures.contention.gpu_wait_s == 2.5
+    assert figures.process.child_age_s == 12.5 and figures.evidence.unreported_ms == 0.0123
+    assert figures.flat() == OLD_STAGES  # every figure has a field: none is lost, and JSON names stay as they were
+    assert json.loads(now.model_dump_json())["stages"] == OLD_STAGES
+    assert now.summary()["stages"] == {name: round(value, 3) for name, value in OLD_STAGES.items()}
+    assert older.figures == figures  # slowed_eval, as flagged_eval was called before protocol 19

@@ -1,0 +1,152 @@
+"""Driving an evaluation's children: a judge and a runner started ahead of need (ReadyChild), handed one built
+candidate, and what they report read back (Observed), with the parent's own figures around it. A failure before the
+candidate's code ran is the harness's (harness_error)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.config import Settings
+from harness.eval import gpu_load, triton_cache
+from harness.eval.build import extension_env
+from harness.eval.confine import confinement
+from harness.eval.job import JobContext
+from harness.eval.said import Said, said
+from harness.figures import Figures, ProcessFigures, StageSeconds
+from harness.markers import CANDIDATE_STARTS, WARM_TRITON_ENV
+from harness.process import ChildOutcome, EvalChild, child_env, read_log, tail
+from harness.protocol import WorkerReport, WorkerSpec
+from harness.types import HARNESS_ERROR, DeviceInfo, EvalResult
+from harness.workloads import mask_numbers
+
+
+def eval_env(device: DeviceInfo, scratch: Path) -> dict[str, str]:
+    return child_env({**extension_env(device, scratch),
+                      "CUDA_VISIBLE_DEVICES": "" if device.index is None else str(device.index)})
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What one evaluation's judge reported, with the parent's figures added (its time, its children's age and
+    exits, the GPU's contention), what the candidate said, and the contention check's flags."""
+
+    report: WorkerReport
+    figures: Figures
+    said: Said
+    contention_flags: tuple[str, ...]
+
+
+def observe(ctx: JobContext, child: ReadyChild | None) -> Observed | EvalResult:
+    """Evaluate a built candidate in `child` (started ahead of need) or a new one, discarded after: what it
+    observed, or the result of an evaluation that ended without a report to judge (a timeout, the judge's failure)."""
+    job, build, device, settings = ctx.job, ctx.build, ctx.batch.device, ctx.batch.settings
+    child = child or ReadyChild(device, settings)
+    child_age_s = time.monotonic() - child.started_at  # how long its processes had to start up
+    contention = gpu_load.check_for(device, settings.contention_wait_s)  # other processes on the GPU
+    try:
+        spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
+                          dtype=settings.dtype, seed=ctx.batch.seed, trials=settings.trials, atol=job.problem.atol,
+                          rtol=job.problem.rtol, workloads=job.problem.workloads, memory_gb=job.problem.memory_gb,
+                          check=settings.check_spec, also=job.also, timing=settings.timing,
+                          result_path=str(child.report), runner_scratch=str(child.runner_work))
+        triton_cache.stage_in(settings.cache_dir, build.build_sha256, child.runner_work)  # kernels compiled before
+        contention.before()  # waits (bounded) while another process computes on the GPU
+        outcome = child.run(spec.model_dump_json(), settings.eval_timeout_s)
+        contention.after()
+        if not outcome.timed_out:
+            triton_cache.keep(settings.cache_dir, build.build_sha256, child.runner_work)
+        log = read_log(child.runner_work / "eval.log")
+        started = CANDIDATE_STARTS in log  # before the candidate's code ran, nothing is the candidate's doing
+        if outcome.timed_out:  # on which workload is not known: the log may hold a held-out one's sizes
+            shown = mask_numbers if any(w.held_out for w in job.problem.workloads) else str
+            return ctx.result(status="timeout" if started else HARNESS_ERROR,
+                              error=f"evaluation {outcome.describe()} (--eval-timeout)\n{shown(tail(log, 10))}".strip())
+        report = read_report(child.report)
+        words = said(build.log or "", log, {build.directory or "": "<build>", str(child.runner_work): "<scratch>",
+                                            str(settings.cache_dir): "<cache>"})
+        exits = child.exits()
+        if report is None:  # the judge runs no candidate code: its own failure
+            judge_log = read_log(child.work / "eval.log")
+            return ctx.result(status=HARNESS_ERROR,
+                              error=f"harness error: the evaluation's judge {outcome.describe()} before reporting a "
+                                    f"result\n{tail(judge_log, 15)}".strip())
+        if report.status in ("runtime_error", HARNESS_ERROR) and child.runner_outcome():
+            held_out = any(w.status == report.status and not w.public for w in report.workloads)
+            shown = (mask_numbers if held_out else str)(tail(log, 15))
+            report = report.model_copy(update={"error": f"{report.error}\n{child.runner_outcome()}\n{shown}".strip()})
+    finally:
+        child.discard()
+    figures = report.figures.add(stages=StageSeconds(eval_s=outcome.duration_s),
+                                 process=exits.model_copy(update={"child_age_s": round(child_age_s, 3)}),
+                                 contention=contention.figures)
+    return Observed(report, figures, words, contention.flags)
+
+
+REPORT_LIMIT = 1 << 20  # a report is a few kilobytes
+
+
+def read_report(path: Path) -> WorkerReport | None:
+    """The evaluation child's report, or None where it is too big or not one."""
+    try:
+        if path.stat().st_size > REPORT_LIMIT:
+            return None
+        return WorkerReport.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
+        return None
+
+
+
+class ReadyChild:
+    """An evaluation's judge and runner started ahead of need (process.EvalChild), each with a work directory of
+    its own: the runner's inside the judge's, which the runner cannot write."""
+
+    def __init__(self, device: DeviceInfo, settings: Settings, warm_triton: bool = False):
+        """`warm_triton`: the runner makes Triton's driver while it starts (a batch with Triton candidates)."""
+        self.started_at = time.monotonic()
+        self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
+        self.runner_work = self.work / "runner"
+        self.runner_work.mkdir()
+        self.report = self.work / "report.json"  # where the judge writes its report
+        sandbox = confinement(settings)
+        gpu = device.target == "cuda"
+        runner_env = eval_env(device, self.runner_work) | ({WARM_TRITON_ENV: "1"} if warm_triton else {})
+        self.child = EvalChild(device.target,
+                               judge=(eval_env(device, self.work), self.work,
+                                      sandbox and sandbox.policy(self.work, gpu=gpu)),
+                               runner=(runner_env, self.runner_work,
+                                       sandbox and sandbox.policy(self.runner_work, gpu=gpu)))
+
+    def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
+        return self.child.run(spec_json, timeout_s)
+
+    def exits(self) -> ProcessFigures:
+        """How long each process took to end once the judge had written its report: the judge's exit (its
+        CUDA context torn down) and then the runner's, which starts as the judge's end of their socket closes. Both
+        are part of `eval` and of no stage."""
+        ended = self.child.ended
+        try:
+            written = self.report.stat().st_mtime
+        except OSError:
+            return ProcessFigures()
+        if "judge" not in ended or ended["judge"] < written:
+            return ProcessFigures()
+        return ProcessFigures(judge_exit_s=round(ended["judge"] - written, 4),
+                              runner_exit_s=round(ended["runner"] - ended["judge"], 4) if "runner" in ended else None)
+
+    def runner_outcome(self) -> str:
+        """How the runner ended, where it did not end by itself (a signal, a status other than 0), or ''."""
+        code = self.child.runner_code
+        if code is None or code == 0:
+            return ""
+        return "the candidate's process: " + ChildOutcome(code, False, 0.0).describe().removeprefix("child process ")
+
+    def discard(self) -> None:
+        self.child.discard()
+        self.remove()
+
+    def remove(self) -> None:
+        shutil.rmtree(self.work, ignore_errors=True)

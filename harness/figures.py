@@ -1,0 +1,172 @@
+"""What an evaluation measured beside its verdict and its timings: where its seconds went, how its processes started
+and ended, the load beside it, and the figures its flags were decided from. Typed records, units in the names (`_s`,
+`_ms`, `_share`; counts are ints); a field is None where it was not measured.
+
+Their JSON (EvalResult's `stages`, the report, `harness eval --json`, the store) is one flat object under the names
+these figures have always had ("setup", "check_inputs", "runner_ready_s", "cpu_foreign"...: each field's
+serialization alias, or its name; a process's start figures take its prefix), so stored results and the scripts that
+read them are unchanged; in code they are read by field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+from pydantic import Field, model_serializer, model_validator
+
+from harness.records import Frozen
+
+
+class StageSeconds(Frozen):
+    """Seconds per stage: the parent's (build, queue, eval) and, within eval, the judge's, each from its own start to
+    its end less Triton's compiling and autotuning in the runner meanwhile (their own entries: build time)."""
+
+    build_s: float | None = Field(default=None, serialization_alias="build", description="Building the candidate "
+                                  "(0: its build was cached)")
+    queue_s: float | None = Field(default=None, serialization_alias="queue", description="Built, waiting for a device")
+    eval_s: float | None = Field(default=None, serialization_alias="eval", description="From the hand-off to the "
+                                 "child until it exited")
+    flagged_eval_s: float | None = Field(default=None, serialization_alias="flagged_eval", description="A first "
+                                         "evaluation flagged on its own clocks alone, redone (plausibility.CONFIRMED)")
+    setup_s: float | None = Field(default=None, serialization_alias="setup", description="Both models built, the "
+                                  "candidate imported")
+    compile_s: float | None = Field(default=None, serialization_alias="compile", description="Triton's compiling "
+                                    "in the runner")
+    autotune_s: float | None = Field(default=None, serialization_alias="autotune", description="Triton's "
+                                     "autotuning in the runner")
+    check_s: float | None = Field(default=None, serialization_alias="check", description="Trials on fresh inputs, "
+                                  "on every workload")
+    coverage_s: float | None = Field(default=None, serialization_alias="coverage", description="The profiled call")
+    time_s: float | None = Field(default=None, serialization_alias="time", description="Interleaved timing, timed "
+                                 "outputs checked again")
+
+
+class SetupParts(Frozen):
+    """Where the set-up went: constructing the reference, then waiting for the runner's candidate constructed."""
+
+    reference_s: float | None = Field(default=None, serialization_alias="setup_reference")
+    runner_s: float | None = Field(default=None, serialization_alias="setup_runner")
+
+
+class CheckParts(Frozen):
+    """Where the check went, over the trials: making inputs, running the reference, the runner's calls (forward, its
+    copies and checks, the output's hand-over), comparing, asking whether the output settled."""
+
+    poisoned_s: float | None = Field(default=None, serialization_alias="check_poisoned", description="Trial 0's "
+                                     "two calls on poisoned memory, the runner's poisoning included")
+    inputs_s: float | None = Field(default=None, serialization_alias="check_inputs")
+    reference_s: float | None = Field(default=None, serialization_alias="check_reference")
+    call_s: float | None = Field(default=None, serialization_alias="check_call")
+    compare_s: float | None = Field(default=None, serialization_alias="check_compare")
+    settled_s: float | None = Field(default=None, serialization_alias="check_settled")
+
+
+class ProcessStart(Frozen):
+    """How one of an evaluation's processes started: what an evaluation handed to children not yet started waits
+    for (flat names: runner_ready_s, judge_imports_s...)."""
+
+    ready_s: float | None = Field(default=None, description="From the process's start to its device ready")
+    imports_s: float | None = Field(default=None, description="Of which its imports")
+    device_s: float | None = Field(default=None, description="Of which its device (the CUDA context)")
+    device_attempts: int | None = Field(default=None, description="The attempts the context took")
+    triton_s: float | None = Field(default=None, description="The runner's making of Triton's driver")
+
+    @classmethod
+    def reported(cls, figures: dict[str, float]) -> ProcessStart:
+        """From a process's own figures (the runner's are checked numbers, counts among them maybe not whole)."""
+        counts = {name for name, field in cls.model_fields.items() if int in get_args(field.annotation)}
+        return cls(**{name: round(value) if name in counts else value for name, value in figures.items()
+                      if name in cls.model_fields})
+
+
+class ProcessFigures(Frozen):
+    """An evaluation's two processes around it: how long they had to start, and how long they took to end once the
+    judge had written its report (part of eval, of no stage)."""
+
+    child_age_s: float | None = Field(default=None, description="From the children's start to the hand-off")
+    runner_wait_ms: float | None = Field(default=None, description="The runner's first reply: its start-up not "
+                                         "yet done, if it was not")
+    judge_exit_s: float | None = Field(default=None, description="The judge's exit (its CUDA context torn down)")
+    runner_exit_s: float | None = Field(default=None, description="Then the runner's")
+
+
+class Contention(Frozen):
+    """Other processes beside the evaluation: on the cpu target the cores' load while it was timed (child/observe.py),
+    on a GPU the contention check's own time and its wait (eval/gpu_load.py)."""
+
+    cpu_jitter_share: float | None = Field(default=None, serialization_alias="cpu_jitter")
+    cpu_foreign_share: float | None = Field(default=None, serialization_alias="cpu_foreign", description="Of the "
+                                            "cores' time, other processes' (flag contended)")
+    cpu_steal_share: float | None = Field(default=None, serialization_alias="cpu_steal")
+    gpu_check_s: float | None = Field(default=None, serialization_alias="contention_check")
+    gpu_wait_s: float | None = Field(default=None, serialization_alias="contention_wait")
+
+
+class FlagEvidence(Frozen):
+    """The judge's figures the parent decides its timing flags from (plausibility.py)."""
+
+    runner_stopped: int | None = Field(default=None, description="Reference calls timed with the runner stopped")
+    runner_running: int | None = Field(default=None, description="Of those, with a thread of the runner's still "
+                                       "running (reference_slowed)")
+    round_trip_ms: float | None = Field(default=None, description="What an empty reply of the runner costs")
+    unreported_ms: float | None = Field(default=None, description="Time the judge's clock saw around the "
+                                        "candidate's timed calls beyond the wall time its runner reported, less the "
+                                        "same for the reference's calls and their spread; lower quartiles "
+                                        "(timing_disputed)")
+    deferred_ms: float | None = Field(default=None, description="The least time, over the timed calls whose outputs "
+                                      "were checked, that handing the output over took beyond a plain copy of it "
+                                      "(hidden_work)")
+    copy_ms: float | None = Field(default=None, description="That plain copy: the judge's own copy of a checked "
+                                  "output into host memory (median)")
+
+
+PREFIXES = {"runner_start": "runner_", "judge_start": "judge_"}
+RENAMED = {"slowed_eval": "flagged_eval"}  # stored by earlier versions
+
+
+class Figures(Frozen):
+    """Every figure of one evaluation, by meaning."""
+
+    stages: StageSeconds = StageSeconds()
+    setup_parts: SetupParts = SetupParts()
+    check_parts: CheckParts = CheckParts()
+    process: ProcessFigures = ProcessFigures()
+    runner_start: ProcessStart = ProcessStart()
+    judge_start: ProcessStart = ProcessStart()
+    contention: Contention = Contention()
+    evidence: FlagEvidence = FlagEvidence()
+
+    def add(self, **groups: Frozen) -> Figures:
+        """These figures with the given groups' measured fields laid over theirs."""
+        return self.model_copy(update={name: getattr(self, name).model_copy(
+            update=group.model_dump(exclude_none=True, round_trip=True)) for name, group in groups.items()})
+
+    @model_serializer
+    def flat(self) -> dict[str, float]:
+        """The measured figures under their flat names, as numbers (counts too, as they always were)."""
+        return {PREFIXES.get(name, "") + key: float(value) for name in type(self).model_fields
+                for key, value in getattr(self, name).model_dump(by_alias=True, exclude_none=True).items()}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flat(cls, data: Any) -> Any:
+        """A flat object (JSON) is shared out among the groups; a name no group has (an older figure) is dropped."""
+        if not isinstance(data, dict) or set(data) & set(cls.model_fields):
+            return data
+        groups: dict[str, dict] = {}
+        for key, value in data.items():
+            if (found := FLAT_NAMES.get(RENAMED.get(key, key))) is not None:
+                groups.setdefault(found[0], {})[found[1]] = value
+        return groups
+
+
+def _flat_names() -> dict[str, tuple[str, str]]:
+    """Flat name -> (group, field)."""
+    names = {}
+    for group, info in Figures.model_fields.items():
+        for field, spec in info.annotation.model_fields.items():
+            names[PREFIXES.get(group, "") + (spec.serialization_alias or field)] = (group, field)
+    return names
+
+
+FLAT_NAMES = _flat_names()
