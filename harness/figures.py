@@ -75,8 +75,8 @@ class ProcessStart(Frozen):
     def reported(cls, figures: dict[str, float]) -> ProcessStart:
         """From a process's own figures (the runner's are checked numbers, counts among them maybe not whole)."""
         counts = {name for name, field in cls.model_fields.items() if int in get_args(field.annotation)}
-        return cls(**{name: round(value) if name in counts else value for name, value in figures.items()
-                      if name in cls.model_fields})
+        return cls.model_validate({name: round(value) if name in counts else value for name, value in figures.items()
+                                   if name in cls.model_fields})
 
 
 class ProcessFigures(Frozen):
@@ -155,7 +155,7 @@ class Figures(Frozen):
             return data
         groups: dict[str, dict] = {}
         for key, value in data.items():
-            if (found := FLAT_NAMES.get(RENAMED.get(key, key))) is not None:
+            if (found := FLAT_NAMES.get(RENAMED[key] if key in RENAMED else key)) is not None:
                 groups.setdefault(found[0], {})[found[1]] = value
         return groups
 
@@ -164,6 +164,7 @@ def _flat_names() -> dict[str, tuple[str, str]]:
     """Flat name -> (group, field)."""
     names = {}
     for group, info in Figures.model_fields.items():
+        assert isinstance(info.annotation, type) and issubclass(info.annotation, Frozen)  # every group is a record
         for field, spec in info.annotation.model_fields.items():
             names[PREFIXES.get(group, "") + (spec.serialization_alias or field)] = (group, field)
     return names

@@ -62,9 +62,9 @@ def observe(ctx: JobContext, child: ReadyChild | None) -> Observed | EvalResult:
         log = read_log(child.runner_work / "eval.log")
         started = CANDIDATE_STARTS in log  # before the candidate's code ran, nothing is the candidate's doing
         if outcome.timed_out:  # on which workload is not known: the log may hold a held-out one's sizes
-            shown = mask_numbers if any(w.held_out for w in job.problem.workloads) else str
+            masked = mask_numbers if any(w.held_out for w in job.problem.workloads) else str
             return ctx.result(status="timeout" if started else HARNESS_ERROR,
-                              error=f"evaluation {outcome.describe()} (--eval-timeout)\n{shown(tail(log, 10))}".strip())
+                              error=f"evaluation {outcome.describe()} (--eval-timeout)\n{masked(tail(log, 10))}".strip())
         report = read_report(child.report)
         words = said(build.log or "", log, {build.directory or "": "<build>", str(child.runner_work): "<scratch>",
                                             str(settings.cache_dir): "<cache>"})
@@ -116,9 +116,9 @@ class ReadyChild:
         runner_env = eval_env(device, self.runner_work) | ({WARM_TRITON_ENV: "1"} if warm_triton else {})
         self.child = EvalChild(device.target,
                                judge=(eval_env(device, self.work), self.work,
-                                      sandbox and sandbox.policy(self.work, gpu=gpu)),
+                                      sandbox.policy(self.work, gpu=gpu) if sandbox else None),
                                runner=(runner_env, self.runner_work,
-                                       sandbox and sandbox.policy(self.runner_work, gpu=gpu)))
+                                       sandbox.policy(self.runner_work, gpu=gpu) if sandbox else None))
 
     def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
         return self.child.run(spec_json, timeout_s)
