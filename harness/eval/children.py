@@ -64,7 +64,8 @@ def observe(ctx: JobContext, child: ReadyChild | None) -> Observed | EvalResult:
         if outcome.timed_out:  # on which workload is not known: the log may hold a held-out one's sizes
             masked = mask_numbers if any(w.held_out for w in job.problem.workloads) else str
             return ctx.result(status="timeout" if started else HARNESS_ERROR,
-                              error=f"evaluation {outcome.describe()} (--eval-timeout)\n{masked(tail(log, 10))}".strip())
+                              error=f"evaluation {outcome.describe()} (--eval-timeout)\n"
+                                    f"{masked(tail(log, 10))}".strip())
         report = read_report(child.report)
         words = said(build.log or "", log, {build.directory or "": "<build>", str(child.runner_work): "<scratch>",
                                             str(settings.cache_dir): "<cache>"})
