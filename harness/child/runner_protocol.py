@@ -20,11 +20,13 @@ import types
 import typing
 from typing import ClassVar, TypeVar
 
+from harness.errors import HarnessError
+
 OP, EVENT = "op", "event"
 M = TypeVar("M", bound="Message")
 
 
-class MalformedMessage(Exception):
+class MalformedMessage(HarnessError):
     """A message that is not the one expected, lacks a field or has one of another type."""
 
 

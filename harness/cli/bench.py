@@ -15,7 +15,8 @@ from harness.cli.console import UsageError, emit_json, err, fmt, out, positive
 from harness.config import load_settings
 from harness.device import devices_like, discover
 from harness.eval import versus
-from harness.eval.bench import CONFIRMING_MEASUREMENTS, DEFAULT_SHAPES, SHAPES, STAGES, Bench, Measurement
+from harness.eval.bench import CONFIRMING_MEASUREMENTS, STAGES, Bench, Measurement
+from harness.eval.bench_candidates import DEFAULT_SHAPES, SHAPES
 from harness.types import TARGETS
 
 

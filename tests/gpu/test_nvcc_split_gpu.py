@@ -7,7 +7,7 @@ import pytest
 
 from harness.config import load_settings
 from harness.device import discover, visible_gpus
-from harness.eval.bench import batch
+from harness.eval.bench_candidates import batch
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import evaluate

@@ -4,7 +4,8 @@ import json
 import re
 
 from harness.cli.bench import Passes, speedups
-from harness.eval.bench import Measurement, batch
+from harness.eval.bench import Measurement
+from harness.eval.bench_candidates import batch
 from harness.eval.candidate import precheck
 from harness.eval.rules import check
 from harness.types import Timing

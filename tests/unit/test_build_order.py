@@ -1,7 +1,7 @@
 """The scheduler's policy: the order builds start in (scheduler.Batch.to_build, from eval/build_cost.py's estimate),
 which of them take the cores before the others (Batch.leads), and how many evaluation children it keeps starting
 ahead (scheduler.spares_wanted)."""
-from harness.eval.bench import batch
+from harness.eval.bench_candidates import batch
 from harness.eval.build_cost import LEAN, NOTHING, TORCH_HEADERS, expected_build_cost
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
