@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from harness.errors import InputError
 from harness.data import problems_root
+from harness.errors import InputError
 from harness.problems.workload_file import parse_workloads
 from harness.types import Problem
 
