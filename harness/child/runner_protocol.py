@@ -21,6 +21,8 @@ import types
 import typing
 from typing import ClassVar, TypeVar
 
+from harness.errors import HarnessError
+
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
 else:  # pydantic's dependency, so always there
@@ -30,7 +32,7 @@ OP, EVENT = "op", "event"
 M = TypeVar("M", bound="Message")
 
 
-class MalformedMessage(Exception):
+class MalformedMessage(HarnessError):
     """A message that is not the one expected, lacks a field or has one of another type."""
 
 
