@@ -39,8 +39,7 @@ from harness.eval import confine
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import SOLUTIONS_DIR, default_run_name, evaluate
-from harness.facts import gather
-from harness.llm.loop import RUN_NAME, Loop, LoopEvents, RunConfig, TurnOutcome
+from harness.llm.loop import RUN_NAME, Asking, Loop, LoopEvents, RunConfig, TurnOutcome
 from harness.llm.prompts import Prompts
 from harness.llm.providers import (
     PLACEHOLDER_KEY,
@@ -213,9 +212,8 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
         events.starting(done, device)
         prompts = Prompts(device.target, Path(config.prompts_dir) if config.prompts_dir else None, config.backend)
         where = Path(solutions_dir).resolve() if solutions_dir else settings.solutions_dir
-        loop = Loop(run=name, config=config, provider=provider, prompts=prompts, facts=gather(device), device=device,
-                    settings=settings, store=store, solutions_dir=where, use_cache=connection.use_cache,
-                    events=events)
+        loop = Loop(run=name, asking=Asking(config, provider, prompts, connection.use_cache), device=device,
+                    settings=settings, store=store, solutions_dir=where, events=events)
         done.outcomes = run_interruptible(_go(loop, provider, done.problems, mode == "run"))
         done.usage = store.usage(name)
         if mode == "run":

@@ -159,9 +159,11 @@ class EvalChild:
         runner's exit status is kept in runner_code (None: it was still running when the judge was done)."""
         start = time.monotonic()
         timed_out = False
+        stdin = self.proc.stdin
+        assert stdin is not None  # the judge starts with a pipe for the spec (_start's stdin=True)
         try:
-            self.proc.stdin.write(f"{spec_json}\n".encode())
-            self.proc.stdin.close()
+            stdin.write(f"{spec_json}\n".encode())
+            stdin.close()
         except BrokenPipeError:  # it died while starting; its exit status and log say why
             pass
         try:

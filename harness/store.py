@@ -12,22 +12,23 @@ import hashlib
 import json
 import logging
 import sqlite3
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
 from harness import seal
 from harness.checks import TRUTH, CheckSpec
 from harness.errors import InputError
+from harness.store_records import RunInfo, RunUsage, TurnKey, TurnRecord
 from harness.store_schema import SCHEMA_VERSION, upgrade_script
 from harness.types import (
     PROTOCOL_VERSION,
     Baseline,
+    Candidate,
     Completion,
     CompletionRequest,
     EvalResult,
     Peaks,
-    Usage,
 )
 from harness.workloads import WorkloadResult
 
@@ -40,60 +41,6 @@ SEALED_EVALUATION = ("candidate_sha256", "problem_sha256", "device_name", "targe
 
 class StoreError(InputError, RuntimeError):
     """The results database cannot be used."""
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    name: str
-    created_at: str
-    kind: str
-    target: str
-    device_name: str
-    model: str | None
-    backend: str | None  # what the prompt asked for (cuda, triton); None for runs of files (eval, api, bench)
-    evaluations: int
-    requests: int       # model answers used by the run (from the cache or not)
-    tokens: int         # their prompt + completion tokens
-    hidden: bool = False  # left out of `harness report` unless named (`harness runs --hide`)
-
-
-@dataclass(frozen=True)
-class TurnRecord:
-    problem_id: str
-    sample: int
-    turn: int
-    completion_key: str
-    cached: bool
-    candidate_sha256: str | None
-    candidate_path: str | None
-    reason: str | None
-    evaluation_id: int | None
-    completion: Completion
-    candidate_source: str | None
-    messages: tuple[dict, ...] = ()  # the request's chat messages: the conversation up to this turn's answer
-
-
-@dataclass(frozen=True)
-class RunUsage:
-    requests: int = 0
-    cached: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    reasoning_tokens: int = 0
-
-    def cost_usd(self, prices: tuple[float, float] | None) -> float | None:
-        """What the answers cost at these prices (USD per million prompt / completion tokens)."""
-        if not prices or not self.requests:
-            return None
-        return (self.prompt_tokens * prices[0] + self.completion_tokens * prices[1]) / 1e6
-
-    def cost_label(self, prices: tuple[float, float] | None) -> str:
-        return f"${self.cost_usd(prices) or 0.0:,.4f}" if prices else "-"
-
-    def plus(self, usage: Usage, *, cached: bool) -> RunUsage:
-        return RunUsage(self.requests + 1, self.cached + cached, self.prompt_tokens + usage.prompt_tokens,
-                        self.completion_tokens + usage.completion_tokens,
-                        self.reasoning_tokens + usage.reasoning_tokens)
 
 
 def _seal_row(values) -> str:
@@ -118,6 +65,22 @@ def _with_workloads(values, workloads: list[str]) -> list:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _turn_record(row: tuple) -> TurnRecord:
+    """A row of Store.turns' query: the turn's columns, its completion, its candidate's source, its request."""
+    (problem_id, sample, turn, completion_key, cached, sha256, path, reason, evaluation_id, completion_json, source,
+     request_json) = row
+    return TurnRecord(problem_id, sample, turn, completion_key, cached, sha256, path, reason, evaluation_id,
+                      Completion.model_validate_json(completion_json), source,
+                      tuple(json.loads(request_json).get("messages", ())))
+
+
+def _run_info(row: tuple) -> RunInfo:
+    """A row of Store.runs' query: the run's columns, then whether it is hidden (0 or 1)."""
+    name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens, hidden = row
+    return RunInfo(name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens,
+                   bool(hidden))
 
 
 class Store:
@@ -182,25 +145,25 @@ class Store:
                         "VALUES (?, ?, ?, ?, ?)", (request.key, request.model, request.model_dump_json(),
                                                    completion.model_dump_json(), _now()))
 
-    def add_turn(self, run: str, problem_id: str, sample: int, turn: int, *, completion_key: str, cached: bool,
-                 candidate_source: str | None, candidate_sha256: str | None, candidate_path: str | None,
+    def add_turn(self, key: TurnKey, *, completion_key: str, cached: bool, candidate: Candidate | None,
                  reason: str | None) -> None:
+        """A turn's answer: its completion, and the candidate it gave (None: `reason` says why none)."""
         with self.db:
             self.db.execute("BEGIN")
-            if candidate_source is not None:
+            if candidate is not None:
                 self.db.execute("INSERT OR IGNORE INTO sources (sha256, text) VALUES (?, ?)",
-                                (candidate_sha256, candidate_source))
+                                (candidate.sha256, candidate.source))
             self.db.execute(
                 "INSERT OR REPLACE INTO turns (run, problem_id, sample, turn, completion_key, cached, "
                 "candidate_sha256, candidate_path, reason, evaluation_id, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
-                (run, problem_id, sample, turn, completion_key, int(cached), candidate_sha256, candidate_path,
-                 reason, _now()))
+                (key.run, key.problem_id, key.sample, key.turn, completion_key, int(cached),
+                 candidate.sha256 if candidate else None, candidate.path if candidate else None, reason, _now()))
 
-    def set_turn_evaluation(self, run: str, problem_id: str, sample: int, turn: int, evaluation_id: int) -> None:
+    def set_turn_evaluation(self, key: TurnKey, evaluation_id: int) -> None:
         self.db.execute("UPDATE turns SET evaluation_id = ? "
                         "WHERE run = ? AND problem_id = ? AND sample = ? AND turn = ?",
-                        (evaluation_id, run, problem_id, sample, turn))
+                        (evaluation_id, key.run, key.problem_id, key.sample, key.turn))
 
     def add(self, run: str, result: EvalResult, *, candidate_source: str, problem_source: str,
             reused_from: int | None = None) -> int:
@@ -235,7 +198,8 @@ class Store:
                  result.device_name, result.torch_version, result.protocol_version, result.status, result.speedup,
                  result.runtime_ms, result.ref_runtime_ms, result.error, sealed["flags"], sealed["result_json"],
                  reused_from, _seal_row(_with_workloads(sealed.values(), workloads))))
-            evaluation_id = int(cursor.lastrowid)
+            evaluation_id = cursor.lastrowid
+            assert evaluation_id is not None  # an INSERT's row
             self.db.executemany(
                 "INSERT INTO workload_results (evaluation_id, position, workload, public, timed, status, speedup, "
                 "result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -277,7 +241,9 @@ class Store:
             return None
         return Peaks.model_validate_json(found[0])
 
-    def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str,
+    # Eight arguments, the columns a result is reused on: a record of them waits for eval/pipeline.py, its caller,
+    # which issue 57's evaluation context is rewriting.
+    def find(self, candidate_sha256: str, problem_sha256: str, device_name: str, target: str,  # noqa: PLR0913
              build_protocol: int, sandboxed: bool = True, dtype: str = "float32",
              check: CheckSpec = TRUTH) -> tuple[int, EvalResult] | None:
         """The latest reusable evaluation of this candidate on this problem and device, under the current
@@ -307,7 +273,7 @@ class Store:
             "SELECT result_json FROM workload_results WHERE evaluation_id = ? ORDER BY position", (evaluation_id,))]
 
     @staticmethod
-    def _load(result_json: str, log: str | None, workloads: list[str] = ()) -> EvalResult:
+    def _load(result_json: str, log: str | None, workloads: Sequence[str] = ()) -> EvalResult:
         result = EvalResult.model_validate_json(result_json)
         if workloads:
             result = result.model_copy(update={"workloads": tuple(map(WorkloadResult.model_validate_json,
@@ -327,13 +293,13 @@ class Store:
             "t.reason, t.evaluation_id, c.completion_json, s.text, c.request_json FROM turns t "
             "JOIN completions c ON c.key = t.completion_key LEFT JOIN sources s ON s.sha256 = t.candidate_sha256 "
             "WHERE t.run = ?", (run,))
-        return {(r[0], r[1], r[2]): TurnRecord(*r[:9], Completion.model_validate_json(r[9]), r[10],
-                                               tuple(json.loads(r[11]).get("messages", ()))) for r in rows}
+        return {(r[0], r[1], r[2]): _turn_record(r) for r in rows}
 
     def evaluation(self, evaluation_id: int) -> EvalResult:
         row = self.db.execute("SELECT e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
                               "WHERE e.id = ?", (evaluation_id,)).fetchone()
-        return self._load(*row, self._workload_rows(evaluation_id))
+        result_json, log = row
+        return self._load(result_json, log, self._workload_rows(evaluation_id))
 
     def run_config(self, name: str) -> str | None:
         row = self.db.execute("SELECT config FROM runs WHERE name = ?", (name,)).fetchone()
@@ -365,7 +331,7 @@ class Store:
             "   + json_extract(c.completion_json, '$.usage.completion_tokens')), 0) "
             "   FROM turns t JOIN completions c ON c.key = t.completion_key WHERE t.run = r.name), "
             "r.hidden = 1 FROM runs r ORDER BY r.created_at, r.rowid")
-        return [RunInfo(*row[:-1], hidden=bool(row[-1])) for row in rows]
+        return [_run_info(row) for row in rows]
 
     def set_hidden(self, name: str, hidden: bool) -> None:
         """Leave a run out of the side-by-side reports (or show it again); nothing of it is deleted."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from harness.store import Store
+from harness.store import Store, TurnKey
 from harness.types import (
     BuildResult,
+    Candidate,
     CheckResult,
     Completion,
     CompletionRequest,
@@ -116,14 +117,15 @@ class Writer:
             request = CompletionRequest(model=model, messages=tuple(messages), sample=sample)
             self.store.add_completion(request, Completion(text=answer, finish_reason="stop", duration_s=12.5,
                                                           usage=Usage(prompt_tokens=900 * turn, completion_tokens=700)))
-            sha = hashlib.sha256(source.encode()).hexdigest() if source is not None else None
             path = f"solutions/{run}/{problem}/sample{sample}_turn{turn}.py" if source else None
-            self.store.add_turn(run, problem, sample, turn, completion_key=request.key, cached=False,
-                                candidate_source=source, candidate_sha256=sha, candidate_path=path,
+            candidate = (Candidate(path=path, source=source, sha256=hashlib.sha256(source.encode()).hexdigest())
+                         if source is not None else None)
+            key = TurnKey(run, problem, sample, turn)
+            self.store.add_turn(key, completion_key=request.key, cached=False, candidate=candidate,
                                 reason=None if source else "no fenced block defines class ModelNew")
             if result is not None:
                 row = self.evaluation(run, result.model_copy(update={"candidate_path": path}), source or "")
-                self.store.set_turn_evaluation(run, problem, sample, turn, row)
+                self.store.set_turn_evaluation(key, row)
             messages += [{"role": "assistant", "content": answer}, {"role": "user", "content": feedback}]
 
 

@@ -275,7 +275,7 @@ def _encode(value: object, tensors: list, depth: int = 0) -> dict:
     if type(value) is torch.Tensor:
         tensors.append(value)
         return {"t": [str(value.dtype).removeprefix("torch."), list(value.shape), value.device.type, 0, 0]}
-    if type(value) in (tuple, list) and depth < DEPTH:
+    if (type(value) is tuple or type(value) is list) and depth < DEPTH:
         return {type(value).__name__: [_encode(v, tensors, depth + 1) for v in value]}
     if value is None or type(value) in (int, float, bool):
         return {"n": value}
@@ -323,6 +323,8 @@ class _Other:
 def _tensor(body: object, shared: Shared | _DeviceInbox | None, expected: object,
             device: torch.device) -> torch.Tensor:
     try:
+        if not isinstance(body, list):
+            raise TypeError
         dtype_name, shape, device_type, offset, nbytes = body
         dtype = DTYPES[dtype_name]
         if not all(type(n) is int and n >= 0 for n in (*shape, offset, nbytes)) or len(shape) > 16:
@@ -334,11 +336,13 @@ def _tensor(body: object, shared: Shared | _DeviceInbox | None, expected: object
             return torch.empty(shape, dtype=dtype, device="meta")  # no memory: its shape and dtype to compare
         except RuntimeError:
             raise ChannelError("a tensor of an impossible shape in the output") from None
-    if nbytes != expected.numel() * expected.element_size() or (nbytes and (
-            shared is None or offset + nbytes > shared.size or offset % ALIGN)):
-        raise ChannelError("a tensor whose bytes are not in the outputs' file")
+    outside = "a tensor whose bytes are not in the outputs' file"
+    if nbytes != expected.numel() * expected.element_size():
+        raise ChannelError(outside)
     if not nbytes:
         return torch.empty(shape, dtype=dtype, device=device if device_type == device.type else "cpu")
+    if shared is None or offset + nbytes > shared.size or offset % ALIGN:
+        raise ChannelError(outside)
     data = shared.bytes[offset:offset + nbytes].view(dtype).reshape(shape)
     if isinstance(shared, _DeviceInbox):  # claimed as a CPU tensor, it is compared as one (and found wrong)
         return data.clone() if device_type == device.type else data.cpu()

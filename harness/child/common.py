@@ -26,9 +26,13 @@ def exception_chain(exc: BaseException | None) -> Iterator[BaseException]:
         exc = exc.__cause__ or exc.__context__
 
 
+# The attribute the loader (loader.py) sets on what a build raised: not what the candidate did.
+BUILD_FAILURE_MARK = "harness_build_failure"
+
+
 def is_build_failure(exc: BaseException | None) -> bool:
     """Whether `exc`, or an exception it was raised from or while handling, came from building an extension."""
-    return any(getattr(e, "harness_build_failure", False) for e in exception_chain(exc))
+    return any(getattr(e, BUILD_FAILURE_MARK, False) for e in exception_chain(exc))
 
 
 # Triton refusing a kernel: its compiler's errors on the GPU, raised at the kernel's first launch.

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from harness.child.common import candidate_starts, describe
+from harness.child.common import BUILD_FAILURE_MARK, candidate_starts, describe
 from harness.compiler_lines import generated_sources, in_candidate_terms
 from harness.fastbuild import hooks
 from harness.fastbuild import names as fastbuild
@@ -109,8 +109,8 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
                                  "file": str(file), "is_python_module": bool(is_module)})
             return _loaded(result)
 
-        loader.__wrapped__ = real
-        loader.__signature__ = signature
+        loader.__wrapped__ = real  # type: ignore[attr-defined]  # a function's attributes: mypy has none
+        loader.__signature__ = signature  # type: ignore[attr-defined]  # torch's own, for whoever inspects it
         return loader
 
     cpp_ext.load_inline = wrap(cpp_ext.load_inline, with_pch=accelerate)
@@ -160,7 +160,7 @@ def _keep_failure(mode: str, manifest: list[dict], name: str, exc: Exception) ->
 
 
 def _build_failure(exc: Exception) -> Exception:
-    exc.harness_build_failure = True  # what a build raised (is_build_failure), not what the candidate did
+    setattr(exc, BUILD_FAILURE_MARK, True)  # what a build raised (is_build_failure), not what the candidate did
     return exc
 
 
@@ -180,6 +180,8 @@ def import_candidate(directory: Path):
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("candidate", directory / CANDIDATE_FILE)
+    if spec is None or spec.loader is None:  # never for a .py file
+        raise ImportError(f"no loader for {directory / CANDIDATE_FILE}")
     module = importlib.util.module_from_spec(spec)
     sys.modules["candidate"] = module
     spec.loader.exec_module(module)

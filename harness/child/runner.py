@@ -51,8 +51,8 @@ class Runner:
         self.channel = channel
         self.started = started  # how its own start went (warm_up): for the judge's report
         self.jit: JitClock | None = None
-        self.kept = None      # a checked call's output and its copy taken on return (for `settled`)
-        self.last = None      # the last timed call's output (for `output`)
+        self.kept: tuple[object, object] | None = None  # a checked call's output and its copy taken on return
+        self.last: object = None  # the last timed call's output (for `output`)
         self.called = False   # whether a checked call has returned
 
     def reply(self, reply: messages.Reply, value: object = None) -> None:
@@ -144,6 +144,8 @@ class Runner:
         self.reply(messages.Called(), value=self.kept[1])
 
     def settled(self, _: messages.Settled) -> None:
+        if self.kept is None:
+            raise messages.MalformedMessage("settled asked before a checked call")
         out, copy = self.kept
         self.kept = None
         self.reply(messages.Settledness(changed=not identical(out, copy)))

@@ -16,11 +16,17 @@ before reading it so, and checks its values after (remote.py).
 from __future__ import annotations
 
 import dataclasses
+import sys
 import types
 import typing
 from typing import ClassVar, TypeVar
 
 from harness.errors import HarnessError
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # pydantic's dependency, so always there
+    from typing_extensions import dataclass_transform
 
 OP, EVENT = "op", "event"
 M = TypeVar("M", bound="Message")
@@ -30,6 +36,7 @@ class MalformedMessage(HarnessError):
     """A message that is not the one expected, lacks a field or has one of another type."""
 
 
+@dataclass_transform(frozen_default=True)  # tells a type checker what _declare makes of each subclass
 class Message:
     __slots__ = ()
     KEY: ClassVar[str]
@@ -74,7 +81,8 @@ def _declare(name: str, *replies: type[Reply], served: bool = True):
         cls = dataclasses.dataclass(frozen=True, slots=True)(cls)
         hints = typing.get_type_hints(cls)
         cls.NAME = name
-        cls.FIELDS = tuple((f.name, _runtime_types(hints[f.name])) for f in dataclasses.fields(cls))
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]  # a dataclass from the line above; type[M] can't say so
+        cls.FIELDS = tuple((f.name, _runtime_types(hints[f.name])) for f in fields)
         if issubclass(cls, Request):
             cls.REPLIES = replies
             if served:
@@ -89,7 +97,10 @@ def _runtime_types(hint: object) -> tuple[type, ...]:
         return tuple(t for arg in typing.get_args(hint) for t in _runtime_types(arg))
     if hint is None:
         return (type(None),)
-    return (typing.get_origin(hint) or hint,)
+    kind = typing.get_origin(hint) or hint
+    if not isinstance(kind, type):
+        raise TypeError(f"a message field typed {hint!r}, which JSON has no type for")
+    return (kind,)
 
 
 # ---- replies (the runner's: read, then checked) ----

@@ -121,5 +121,5 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with stopped_by_signals():
             return args.func(args)
-    except (*exits.HANDLED, KeyboardInterrupt) as exc:  # the exit statuses: cli/exits.py
+    except exits.HANDLED + (KeyboardInterrupt,) as exc:  # the exit statuses: cli/exits.py
         return exits.end(exc, resumable=resumable, stored=stored)

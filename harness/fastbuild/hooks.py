@@ -46,19 +46,26 @@ def nvcc_driver(cpp_ext, building: bool, sole_cu: bool):
             del os.environ["PYTORCH_NVCC"]
 
 
+def _usable_pch(cpp_ext, bound) -> Path | None:
+    """The precompiled header this build may use, or None: none fits, or making one failed (said on stderr)."""
+    try:
+        pch = precompiled_header_dir(cpp_ext, bound.arguments)
+    except Exception as exc:  # noqa: BLE001 - it must never fail a build that works without it
+        print(f"harness: building without a precompiled torch/extension.h ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
+        return None
+    if pch is None or shlex.quote(str(pch)) != str(pch):  # torch writes extra_cflags into ninja unquoted
+        return None
+    return pch
+
+
 def build_extension(cpp_ext, real: Callable, bound, target: Path, with_pch: bool):
     """torch's own call, with our precompiled header when one fits. The PCH only saves time: when the build
     with it fails before main.cpp compiled, the same call runs again without it, so what the candidate
     sees (the module, or the exception) is what plain torch gives."""
 
-    pch = None
-    if with_pch:
-        try:
-            pch = precompiled_header_dir(cpp_ext, bound.arguments)
-        except Exception as exc:  # noqa: BLE001 - it must never fail a build that works without it
-            print(f"harness: building without a precompiled torch/extension.h ({type(exc).__name__}: {exc})",
-                  file=sys.stderr)
-    if pch is None or shlex.quote(str(pch)) != str(pch):  # torch writes extra_cflags into ninja unquoted
+    pch = _usable_pch(cpp_ext, bound) if with_pch else None
+    if pch is None:
         return real(*bound.args, **bound.kwargs)
     print(f"harness: using the precompiled torch/extension.h in {pch}", file=sys.stderr)
     # In the C++ flags alone: GCC searches -I before torch's -isystem wherever it stands, and nvcc's command

@@ -209,6 +209,18 @@ def make_main(directory: Path, command: list[str]) -> int:
         return 1
 
 
+def _shared_text(cudafe: Path, source: Path) -> bytes | None:
+    """What cudafe++ wrote for the canonical `.cu` before the source's own lines come back (the text every `.cu`
+    that starts as the canonical shares), or None where its output is not of the form read here."""
+    text = cudafe.read_bytes()
+    start = text.find(b"\n") + 1
+    main = re.escape(os.fsencode(source))
+    end = re.search(rb'\n# [0-9]+ "' + main + rb'"', text[start - 1:])
+    if not text.startswith(b'# 1 "' + os.fsencode(source) + b'"') or end is None:
+        return None
+    return text[start:start - 1 + end.start() + 1]
+
+
 def _make(directory: Path, nvcc: str, flags: list[str]) -> str | None:
     """Compile the canonical `.cu` as nvcc would, keep its shared text and precompile it, and prove that the
     object compiled with it is the object without it; None when made, else why not."""
@@ -229,13 +241,9 @@ def _make(directory: Path, nvcc: str, flags: list[str]) -> str | None:
             if done.returncode:
                 return f"$ {step.command}\n{done.stdout}{done.stderr}"
         cudafe = Path(split.host_source)
-        text = cudafe.read_bytes()
-        start = text.find(b"\n") + 1
-        main = re.escape(os.fsencode(source))
-        end = re.search(rb'\n# [0-9]+ "' + main + rb'"', text[start - 1:])
-        if not text.startswith(b'# 1 "' + os.fsencode(source) + b'"') or end is None:
+        prefix = _shared_text(cudafe, source)
+        if prefix is None:
             return "the canonical's cudafe++ output is not of the form this reads"
-        prefix = text[start:start - 1 + end.start() + 1]
         if not prefix.strip():
             return "the canonical's cudafe++ output has no shared text"
         why = carried_state(prefix)
@@ -250,15 +258,14 @@ def _make(directory: Path, nvcc: str, flags: list[str]) -> str | None:
         precompile[precompile.index(str(cudafe))] = str(directory / PREFIX)
         precompile[precompile.index("-o") + 1] = str(directory / PCH)
         plain, with_header = _outputs(host, work, "plain.o"), _outputs(host, work, "with_header.o")
-        for command in (precompile, plain):
-            done = _run(shlex.join(command), env)
-            if done.returncode or done.stdout or done.stderr:
-                return f"$ {shlex.join(command)}\n{done.stdout}{done.stderr}"
+        why = _quietly(precompile, env) or _quietly(plain, env)
+        if why is not None:
+            return why
         if rewrite(cudafe, directory) is None:
             return "the canonical's own cudafe++ output does not take its header"
-        done = _run(shlex.join(with_header), env)
-        if done.returncode or done.stdout or done.stderr:
-            return f"$ {shlex.join(with_header)}\n{done.stdout}{done.stderr}"
+        why = _quietly(with_header, env)
+        if why is not None:
+            return why
         if (work / "plain.o").read_bytes() != (work / "with_header.o").read_bytes():
             return "the object compiled with the header differs from the one without it"
         return None
@@ -280,6 +287,14 @@ def carried_state(prefix: bytes) -> str | None:
             continue
         return f"the shared text has `#pragma {pragma.decode(errors='replace')}`, whose state may outlive it"
     return None if visibility == 0 else "the shared text leaves a visibility pushed"
+
+
+def _quietly(command: list[str], env: dict[str, str]) -> str | None:
+    """Run a compile that must succeed and print nothing: None if it did, else the command and what it said."""
+    done = _run(shlex.join(command), env)
+    if done.returncode or done.stdout or done.stderr:
+        return f"$ {shlex.join(command)}\n{done.stdout}{done.stderr}"
+    return None
 
 
 def _outputs(command: list[str], work: Path, name: str) -> list[str]:

@@ -46,7 +46,7 @@ def make_requested_pchs(requests: Path, confinement: Confinement | None, yield_c
     `yield_cores`: the makers run under SCHED_IDLE, as builds beside evaluations on a GPU do."""
     if not requests.is_file():
         return
-    taken, makes = 0, {}
+    taken, makes = 0, dict[str, list]()
     with open(requests, "rb") as f:
         text = f.read(64 << 10).decode(errors="replace")  # a build child wrote it: read no more than requests need
     for line in text.splitlines()[:100]:
@@ -115,7 +115,8 @@ def _make(directory: Path, command: list, confinement: Confinement | None, yield
     write_atomic(directory / PCH_COMMAND, json.dumps(command))
     env = child_env({"CUDA_VISIBLE_DEVICES": "", **({YIELD_ENV: "1"} if yield_cores else {})})
     run_child(["pch", str(directory)], env=env, timeout_s=PCH_TIMEOUT_S,
-              log_path=directory / "make.log", cwd=directory, policy=confinement and confinement.policy(directory))
+              log_path=directory / "make.log", cwd=directory,
+              policy=confinement.policy(directory) if confinement else None)
     if _made(directory):
         seal_pch(directory)
 

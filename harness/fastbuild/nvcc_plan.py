@@ -34,7 +34,7 @@ PLAIN_NAME = re.compile(r"[A-Za-z0-9_./+,@%=~-]+")  # written as it is (a space 
 @dataclass
 class Step:
     index: int                 # in nvcc's order
-    command: str | list[str]   # a line for the shell, as nvcc runs it, or an argument list
+    command: str               # a line for the shell, as nvcc runs it
     done: threading.Event = field(default_factory=threading.Event)
     status: int | None = None  # None: not run (an earlier step of its chain failed, or the run was stopped)
     out: bytes = b""
@@ -138,46 +138,70 @@ def plan(lines: list[str], deps: Dependencies | None) -> Plan | None:
     tokens = split_command(commands[front])
     if module_id is None or host_source is None or "--gen_module_id_file" not in tokens:
         return None
-    host_input = tokens[-1]
     last = tools.index("fatbinary")
-    host: list[Step] = []
-    device: list[Step] = []
-    filter_index: int | None = None
-    preprocessed: list[str] = []
-    for index, (command, tool) in enumerate(zip(commands[:last + 1], tools)):
-        filtered = FILTER.fullmatch(command)
-        if filtered:
-            if deps is None or filtered.group(1).strip() != deps.file or filter_index is not None:
-                return None
-            filter_index = index
-        elif tool == "cudafe++":
-            host.append(Step(index, re.sub(r"(?<=\s)--gen_module_id_file(?=\s)", "", command, count=1)))
-        elif _is_preprocessing(command):
-            if filter_index is not None:  # nvcc's filter reads every preprocessed file: not one made after it
-                return None
-            preprocessed.append(_output(command))
-            (host if _output(command) == host_input else device).append(Step(index, command))
-        elif tool in ("cicc", "ptxas", "fatbinary"):
-            if tool == "cicc" and ("--device-c" in split_command(command) or module_id not in command):
-                return None
-            device.append(Step(index, command))
-        else:
-            return None
-    if len(host) != 2 or host[0].index > host[1].index or not device or (deps is None) != (filter_index is None):
-        return None
-    if any(host_source in step.command or host_input in step.command for step in device):
-        return None
-    produced = {_output(step.command) for step in device} - {None}
-    if any(name in host[1].command for name in produced):
-        return None
+    chains = _front_ends(commands[:last + 1], tools, deps, host_input=tokens[-1], module_id=module_id)
     finish = [Step(last + 1 + i, command) for i, command in enumerate(commands[last + 1:])]
-    if (not finish or any(_tool(step.command) != "rm" for step in finish[:-1])
-            or not _is_compile(finish[-1].command) or host_source not in finish[-1].command):
+    if chains is None or not _apart(chains, host_source, tokens[-1]) or not _finishes(finish, host_source):
         return None
     env = {name: value for name, value in assignments.items()
            if name in PATH_VARIABLES or any(f"${name}" in command for command in commands)}
-    return Plan(chains=[host, device], finish=finish, module_id_file=module_id, env=env, host_source=host_source,
-                filter_index=filter_index, preprocessed=preprocessed)
+    return Plan(chains=[chains.host, chains.device], finish=finish, module_id_file=module_id, env=env,
+                host_source=host_source, filter_index=chains.filter_index, preprocessed=chains.preprocessed)
+
+
+@dataclass
+class _FrontEnds:
+    """The plan up to fatbinary, each command in its chain."""
+    host: list[Step] = field(default_factory=list)    # preprocessing, cudafe++
+    device: list[Step] = field(default_factory=list)  # preprocessing, cicc, ptxas, fatbinary
+    filter_index: int | None = None
+    preprocessed: list[str] = field(default_factory=list)
+
+
+def _front_ends(commands: list[str], tools: list[str], deps: Dependencies | None, *, host_input: str,
+                module_id: str) -> _FrontEnds | None:
+    """Each command up to fatbinary in its chain, or None: a command of another kind, or chains not of the form
+    split here (two host steps in order, a device chain, nvcc's filter step exactly where `deps` were read)."""
+    found = _FrontEnds()
+    for index, (command, tool) in enumerate(zip(commands, tools)):
+        filtered = FILTER.fullmatch(command)
+        output = _output(command)
+        if filtered:
+            if deps is None or filtered.group(1).strip() != deps.file or found.filter_index is not None:
+                return None
+            found.filter_index = index
+        elif tool == "cudafe++":
+            found.host.append(Step(index, re.sub(r"(?<=\s)--gen_module_id_file(?=\s)", "", command, count=1)))
+        elif output is not None and "-E" in split_command(command):  # preprocessing
+            if found.filter_index is not None:  # nvcc's filter reads every preprocessed file: not one made after it
+                return None
+            found.preprocessed.append(output)
+            (found.host if output == host_input else found.device).append(Step(index, command))
+        elif tool in ("cicc", "ptxas", "fatbinary"):
+            if tool == "cicc" and ("--device-c" in split_command(command) or module_id not in command):
+                return None
+            found.device.append(Step(index, command))
+        else:
+            return None
+    host = found.host
+    if len(host) != 2 or host[0].index > host[1].index or not found.device or (
+            (deps is None) != (found.filter_index is None)):
+        return None
+    return found
+
+
+def _apart(chains: _FrontEnds, host_source: str, host_input: str) -> bool:
+    """Whether the chains share no file: the device chain reads none of the host's, the host none it makes."""
+    if any(host_source in step.command or host_input in step.command for step in chains.device):
+        return False
+    produced = {output for step in chains.device if (output := _output(step.command)) is not None}
+    return not any(name in chains.host[1].command for name in produced)
+
+
+def _finishes(finish: list[Step], host_source: str) -> bool:
+    """Whether what follows fatbinary is nvcc's `rm`s and then the host compile of cudafe++'s output."""
+    return bool(finish) and all(_tool(step.command) == "rm" for step in finish[:-1]) and (
+        _is_compile(finish[-1].command) and host_source in finish[-1].command)
 
 
 def module_id(source: str, args: list[str]) -> str:
@@ -211,10 +235,6 @@ def _option(command: str | list[str], name: str) -> str | None:
 
 def _output(command: str | list[str]) -> str | None:
     return _option(command, "-o")
-
-
-def _is_preprocessing(command: str) -> bool:
-    return "-E" in split_command(command) and _output(command) is not None
 
 
 def _is_compile(command: str) -> bool:

@@ -31,6 +31,7 @@ from pathlib import Path
 from harness.fastbuild import host_pch
 from harness.fastbuild.nvcc_plan import (
     Dependencies,
+    Plan,
     Step,
     dependencies,
     derived_dependencies,
@@ -57,9 +58,8 @@ class Chain(threading.Thread):
                 with self.lock:
                     if self.stopped.is_set():
                         return
-                    argv = ["/bin/sh", "-c", step.command] if isinstance(step.command, str) else step.command
                     self.process = subprocess.Popen(
-                        argv, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                        ["/bin/sh", "-c", step.command], env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                         stderr=subprocess.STDOUT if self.merged else subprocess.PIPE)
                 out, err = self.process.communicate()
                 step.status, step.out, step.err = self.process.returncode, out, err or b""
@@ -104,7 +104,7 @@ def run_split(nvcc: str, args: list[str], source: str, parallel: bool = True, he
         for step in in_order:
             if filtering is not None and step.index > filtering:  # every step before nvcc's filter succeeded
                 filtering = None
-                if not write_dependencies(deps, split.preprocessed, env):  # a -M failed where nvcc did not
+                if not _dependencies_written(deps, split, env):  # a -M failed where nvcc did not
                     _stop(chains)
                     return plain(nvcc, args)
             step.done.wait()
@@ -117,20 +117,31 @@ def run_split(nvcc: str, args: list[str], source: str, parallel: bool = True, he
             if step.status:  # the step nvcc would have stopped at
                 _stop(chains)
                 return step.status
-        if filtering is not None and not write_dependencies(deps, split.preprocessed, env):
+        if filtering is not None and not _dependencies_written(deps, split, env):
             return plain(nvcc, args)
-        for step in split.finish[:-1]:  # nvcc's `rm` of its fatbin: a file already gone is no failure
-            for name in split_command(step.command)[1:]:
-                Path(name).unlink(missing_ok=True)
-        if header is not None:
-            status = host_pch.compile_with(header, Path(split.host_source), split.finish[-1].command, env)
-            if status is not None:
-                return status
-        return subprocess.run(["/bin/sh", "-c", split.finish[-1].command], env=env,
-                              stdin=subprocess.DEVNULL).returncode
+        return _finish(split, header, env)
     finally:
         _stop(chains)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _dependencies_written(deps: Dependencies | None, split: Plan, env: dict[str, str]) -> bool:
+    """At nvcc's filter step: its -MD file written (a plan has that step only where `deps` were read)."""
+    assert deps is not None
+    return write_dependencies(deps, split.preprocessed, env)
+
+
+def _finish(split: Plan, header, env: dict[str, str]) -> int:
+    """After both chains: nvcc's `rm` of its fatbin (a file already gone is no failure), then the host compile,
+    with `header` where one is given."""
+    for step in split.finish[:-1]:
+        for name in split_command(step.command)[1:]:
+            Path(name).unlink(missing_ok=True)
+    if header is not None:
+        status = host_pch.compile_with(header, Path(split.host_source), split.finish[-1].command, env)
+        if status is not None:
+            return status
+    return subprocess.run(["/bin/sh", "-c", split.finish[-1].command], env=env, stdin=subprocess.DEVNULL).returncode
 
 
 def write_dependencies(deps: Dependencies, preprocessed: list[str], env: dict[str, str]) -> bool:

@@ -21,11 +21,12 @@ from harness.eval.candidate import candidate_from_source
 from harness.eval.context import contexts_for
 from harness.eval.evaluation import Job, result_for
 from harness.eval.pipeline import Events, display_path, evaluate
+from harness.facts import gather
 from harness.llm.extract import extract, strip_thinking
 from harness.llm.prompts import Prompts
 from harness.llm.providers import Provider
 from harness.process import write_atomic
-from harness.store import Store
+from harness.store import Store, TurnKey
 from harness.types import (
     HARNESS_ERROR,
     Backend,
@@ -38,7 +39,6 @@ from harness.types import (
     Problem,
     Sampling,
     Target,
-    TargetFacts,
 )
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -101,13 +101,24 @@ class TurnOutcome:
                 "completion_tokens": self.completion.usage.completion_tokens}
 
 
+@dataclass(frozen=True)
+class Asking:
+    """How a run asks the model: its config, the provider, the prompts, and whether the response cache serves."""
+
+    config: RunConfig
+    provider: Provider
+    prompts: Prompts
+    use_cache: bool = True
+
+
 class Loop:
-    def __init__(self, *, run: str, config: RunConfig, provider: Provider, prompts: Prompts, facts: TargetFacts,
-                 device: DeviceInfo, settings: Settings, store: Store, solutions_dir: Path, use_cache: bool = True,
-                 events: LoopEvents | None = None):
-        self.run, self.config, self.provider, self.prompts = run, config, provider, prompts
-        self.facts, self.device, self.settings, self.store = facts, device, settings, store
-        self.solutions_dir, self.use_cache = solutions_dir, use_cache
+    def __init__(self, *, run: str, asking: Asking, device: DeviceInfo, settings: Settings, store: Store,
+                 solutions_dir: Path, events: LoopEvents | None = None):
+        self.run, self.device, self.settings, self.store = run, device, settings, store
+        self.config, self.provider, self.prompts, self.use_cache = (asking.config, asking.provider, asking.prompts,
+                                                                    asking.use_cache)
+        self.facts = gather(device)  # what the prompts say of the target
+        self.solutions_dir = solutions_dir
         self.events = events or LoopEvents()
         self.stored = store.turns(run)  # what an earlier invocation of this run already did
         self.kind = "run"
@@ -182,9 +193,8 @@ class Loop:
             else:
                 candidate = self._write_candidate(problem, sample, turn, source)
         self._record_run()
-        self.store.add_turn(self.run, problem.id, sample, turn, completion_key=request.key, cached=completion.cached,
-                            candidate_source=source, candidate_sha256=candidate.sha256 if candidate else None,
-                            candidate_path=candidate.path if candidate else None, reason=reason)
+        self.store.add_turn(TurnKey(self.run, problem.id, sample, turn), completion_key=request.key,
+                            cached=completion.cached, candidate=candidate, reason=reason)
         self.events.answered(completion)
         return TurnOutcome(problem, sample, turn, candidate, reason, completion, None)
 
@@ -217,7 +227,7 @@ class Loop:
                                     status="no_code", error=outcome.reason)
                 row = self.store.add(self.run, result, candidate_source="",
                                      problem_source=Path(problem.path).read_text())
-                self.store.set_turn_evaluation(self.run, problem.id, outcome.sample, outcome.turn, row)
+                self.store.set_turn_evaluation(TurnKey(self.run, problem.id, outcome.sample, outcome.turn), row)
                 results[i] = result
                 self.events.evaluated(result)
             else:
@@ -227,6 +237,7 @@ class Loop:
         for (i, _), (row, result) in zip(todo, recorded):
             outcome = round_[i]
             if result.status != HARNESS_ERROR:  # else the turn stays unevaluated: a resumed run evaluates it
-                self.store.set_turn_evaluation(self.run, outcome.problem.id, outcome.sample, outcome.turn, row)
+                self.store.set_turn_evaluation(TurnKey(self.run, outcome.problem.id, outcome.sample, outcome.turn),
+                                               row)
             results[i] = result
         return [results[i] for i in range(len(round_))]

@@ -5,9 +5,9 @@ import pytest
 
 from harness.checks import check_spec
 from harness.eval.build import BUILD_PROTOCOL
-from harness.store import Store, StoreError
+from harness.store import Store, StoreError, TurnKey
 from harness.store_schema import SCHEMA_VERSION
-from harness.types import BuildResult, EvalResult, Timing
+from harness.types import BuildResult, Candidate, EvalResult, Timing
 from harness.workloads import WorkloadResult
 
 
@@ -162,10 +162,10 @@ def test_completions_and_turns(tmp_path):
         store.add_completion(request, completion)
         assert store.completion(request.key) == completion
         store.ensure_run("r", kind="run", target="cpu", device_name="CPU", model="m", config='{"a": 1}')
-        store.add_turn("r", "cpu/relu", 1, 1, completion_key=request.key, cached=False, candidate_source="SRC",
-                       candidate_sha256="s" * 64, candidate_path="x.py", reason=None)
+        store.add_turn(TurnKey("r", "cpu/relu", 1, 1), completion_key=request.key, cached=False,
+                       candidate=Candidate(path="x.py", source="SRC", sha256="s" * 64), reason=None)
         eid = store.add("r", result(), candidate_source="SRC", problem_source="PROB")
-        store.set_turn_evaluation("r", "cpu/relu", 1, 1, eid)
+        store.set_turn_evaluation(TurnKey("r", "cpu/relu", 1, 1), eid)
         (turn,) = store.turns("r").values()
         assert (turn.candidate_source, turn.evaluation_id, turn.completion) == ("SRC", eid, completion)
         assert store.usage("r").prompt_tokens == 10 and store.usage("r").requests == 1
@@ -192,9 +192,9 @@ def test_deleting_a_run_forgets_its_evaluations_and_turns_and_keeps_what_others_
         for run in ("a", "b"):
             store.ensure_run(run, kind="run", target="cuda", device_name="GPU", model="m")
         first = store.add("a", result(), candidate_source="SRC", problem_source="PROB")
-        store.add_turn("a", "level1/x", 1, 1, completion_key=request.key, cached=False, candidate_source="SRC",
-                       candidate_sha256="c" * 64, candidate_path="a.py", reason=None)
-        store.set_turn_evaluation("a", "level1/x", 1, 1, first)
+        store.add_turn(TurnKey("a", "level1/x", 1, 1), completion_key=request.key, cached=False,
+                       candidate=Candidate(path="a.py", source="SRC", sha256="c" * 64), reason=None)
+        store.set_turn_evaluation(TurnKey("a", "level1/x", 1, 1), first)
         store.add("b", result(), candidate_source="SRC", problem_source="PROB", reused_from=first)
         assert store.delete_run("a") == (1, 1)
         assert [r.name for r in store.runs()] == ["b"] and store.results("b") == [result()]
