@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -32,7 +32,7 @@ STATUSES: tuple[Status, ...] = (
 )
 # Not a verdict on the candidate: the harness or the machine failed (its own files, a child that could not
 # start, an exception in harness code). Never stored as reusable, counted in no rate, retried next run.
-HARNESS_ERROR: Status = "harness_error"
+HARNESS_ERROR: Final = "harness_error"  # Final: its literal type, a Status and a BuildStatus alike
 VERDICTS: tuple[Status, ...] = tuple(s for s in STATUSES if s != HARNESS_ERROR)
 
 BuildStatus = Literal["ok", "compile_error", "timeout", "harness_error"]

@@ -9,19 +9,24 @@ message are masked (the user finds them in the workload's record)."""
 from __future__ import annotations
 
 import contextlib
+import random
 import time
+from collections.abc import Callable, Iterator
+from typing import cast
 
 import torch
 
+from harness.checks import CheckSpec
 from harness.child.channel import Shared
 from harness.child.check import compare, compare_tensor, one_value, output_stats, seed_sample, tensors, varies
-from harness.child.common import EvalFailure, trial_seed
+from harness.child.common import EvalFailure, failing_as, trial_seed
 from harness.child.judge_workload import JudgeWorkload, Record, fits
-from harness.child.remote import KEPT
+from harness.child.remote import KEPT, Remote
 from harness.child.truth import Expected, judge
 from harness.child.workload import Instance
+from harness.protocol import OutputStats, WorkerSpec
 from harness.types import HARNESS_ERROR
-from harness.workloads import DEFAULT, Workload, mask_numbers
+from harness.workloads import DEFAULT, Workload, WorkloadStatus, mask_numbers
 
 _clock, _clock_ns = time.perf_counter, time.perf_counter_ns  # bound before any candidate code runs
 RECHECK_SHARE = 0.1  # share of timed candidate calls whose output is checked again (besides the first two)
@@ -32,8 +37,68 @@ VERDICTS = ("incorrect", "runtime_error", "compile_error", "rejected")
 class Checking:
     """The check stage and what it needs: entering a workload, making its inputs and expected outputs, judging."""
 
+    # The state it shares with evaluate.Evaluation, which sets it (in __init__, setup and time).
+    spec: WorkerSpec
+    remote: Remote
+    device: torch.device
+    dtype: torch.dtype
+    sync: Callable[[], object]
+    atol: float
+    rtol: float
+    other: tuple[CheckSpec, float, float] | None  # the other check (`harness audit`) and its tolerances
+    other_compared: int
+    other_failure: str | None
+    wants_truth: bool
+    truth_fell_back: bool
+    trials_run: int
+    rechecked: int
+    poisoned_s: float
+    check_parts: dict[str, float]
+    worst: list[float]
+    reference_stats: tuple[OutputStats, ...]
+    seed_samples: list[torch.Tensor]
+    seed_mismatch: tuple[float, ...] | None
+    deferred: list[float]
+    copies: list[float]
+    copy_buffer: Shared | None
+    records: dict[str, Record]
+    default: JudgeWorkload
+    current: JudgeWorkload | None
+    current_key: tuple | None
+    draw: random.Random
+
+    def stage_ends(self, name: str) -> None:
+        raise NotImplementedError  # Evaluation's: its stage clock
+
+    @property
+    def entered(self) -> JudgeWorkload:
+        """The current workload: there is one from setup on, but while the next one is made (enter)."""
+        assert self.current is not None
+        return self.current
+
+    @contextlib.contextmanager
+    def part(self, parts: dict[str, float], name: str) -> Iterator[None]:
+        started = _clock()
+        try:
+            yield
+        finally:
+            parts[name] += _clock() - started
+
+    @contextlib.contextmanager
+    def reference_runs(self, what: str) -> Iterator[None]:
+        """A failure of the reference is the problem's (the harness's), but for running out of device memory while
+        the candidate's process holds it."""
+        try:
+            with failing_as(f"problem error: {what} failed", HARNESS_ERROR):
+                yield
+        except EvalFailure as failure:
+            if failure.status == HARNESS_ERROR and "OutOfMemoryError" in str(failure):
+                raise EvalFailure("runtime_error", f"{failure} (with the candidate's process holding the device's "
+                                                   "memory beside it)") from None
+            raise
+
     def inputs(self, label: str) -> list:
-        return self.current.instance.inputs(self.device, self.dtype, self.seed(label))
+        return self.entered.instance.inputs(self.device, self.dtype, self.seed(label))
 
     def seed(self, label: str) -> int:
         return trial_seed(self.spec.seed, label)
@@ -84,7 +149,7 @@ class Checking:
                 result = compare(again, out, self.atol, self.rtol)
                 if not result.ok:
                     raise EvalFailure("incorrect", "two runs on the same input disagree (uninitialised memory "
-                                                   "or a race): " + result.message, result)
+                                                   f"or a race): {result.message}", result)
                 del again
             result = self.judged(out, expected, what)
         with self.part(self.check_parts, "settled_s"):
@@ -130,7 +195,7 @@ class Checking:
             yield
         except EvalFailure as failure:
             workload = record.workload
-            record.status = failure.status if failure.status in VERDICTS else "not_run"
+            record.status = cast(WorkloadStatus, failure.status) if failure.status in VERDICTS else "not_run"
             record.message = f"{record.values}: {failure}" if record.values else str(failure)
             if workload.public or failure.status == HARNESS_ERROR:
                 raise
@@ -146,9 +211,9 @@ class Checking:
 
     def expected(self, inputs: list, observe=None) -> Expected:
         with self.reference_runs("running the reference"):
-            reference = self.current.reference(*inputs)
+            reference = self.entered.reference(*inputs)
             self.sync()
-        truth = self.current.truth_of(inputs, reference)
+        truth = self.entered.truth_of(inputs, reference)
         self.sync()
         self.truth_fell_back |= self.wants_truth and truth is None
         if observe:
@@ -207,7 +272,7 @@ class Checking:
         """Called by the timer after each timed call: the first two candidate outputs, then a secret share."""
         if side != "candidate" or out is not KEPT or (round_ >= 2 and self.draw.random() >= RECHECK_SHARE):
             return
-        what = self.call_name(self.current.workload, f"timed call {round_}")
+        what = self.call_name(self.entered.workload, f"timed call {round_}")
         expected = self.expected(self.inputs(label))
         found, handover_ms = self.remote.output(what, expected.reference)
         self.copies.append(self.copy_ms(expected.reference, on_device=self.remote.channel.last_box == "device"))

@@ -9,8 +9,12 @@ import hashlib
 import sys
 import traceback
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from harness.markers import CANDIDATE_STARTS
+
+if TYPE_CHECKING:  # only its name: the runner imports this module before anything else it needs
+    from harness.types import Status
 
 
 def candidate_starts() -> None:
@@ -69,14 +73,14 @@ class EvalFailure(Exception):
     """Ends an evaluation with a verdict (incorrect / runtime_error / rejected) and a message; an incorrect
     one may carry the comparison that failed (its errors go into the CheckResult)."""
 
-    def __init__(self, status: str, message: str, comparison=None):
+    def __init__(self, status: Status, message: str, comparison=None):
         super().__init__(message)
         self.status = status
         self.comparison = comparison
 
 
 @contextlib.contextmanager
-def failing_as(what: str, status: str = "runtime_error"):
+def failing_as(what: str, status: Status = "runtime_error"):
     """Turn anything raised inside (SystemExit too) into a `status` failure that says what failed (a failed
     build of an extension, or a Triton kernel that does not compile, into a compile_error)."""
     try:

@@ -15,7 +15,6 @@ code are the harness's (or the machine's), never the candidate's (HARNESS_ERROR)
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import sys
@@ -23,6 +22,7 @@ import time
 import traceback
 from pathlib import Path
 from statistics import median, quantiles
+from typing import Literal
 
 import torch
 
@@ -54,7 +54,7 @@ from harness.figures import (
 from harness.freeze import Freezer
 from harness.process import write_atomic
 from harness.protocol import WorkerReport, WorkerSpec
-from harness.types import HARNESS_ERROR
+from harness.types import HARNESS_ERROR, Coverage
 from harness.workloads import DEFAULT
 
 _clock_ns = time.perf_counter_ns
@@ -94,7 +94,7 @@ class Evaluation(Checking):
         remote.device = self.device
         self.dtype = getattr(torch, spec.dtype)
         self.atol, self.rtol = spec.check.tolerances(spec.dtype, spec.atol, spec.rtol)
-        self.other = spec.also and (spec.also, *spec.also.tolerances(spec.dtype, spec.atol, spec.rtol))
+        self.other = (spec.also, *spec.also.tolerances(spec.dtype, spec.atol, spec.rtol)) if spec.also else None
         self.other_compared, self.other_failure = 0, None
         self.wants_truth = "truth" in (spec.check.mode, spec.also and spec.also.mode)
         self.truth_fell_back = False  # some output was judged against the reference: float64 could not run it
@@ -106,19 +106,20 @@ class Evaluation(Checking):
         self.check_parts = dict.fromkeys(CheckParts.model_fields.keys() - {"poisoned_s"}, 0.0)
         self.load = Contention()  # on the cpu target, the cores' load while it was timed
         self.timed = False  # the timing done: the report carries all figures
-        self.round_trip_ms = self.runner_wait_ms = None
+        self.round_trip_ms: float | None = None  # set by setup
+        self.runner_wait_ms: float | None = None
         self.worst = [0.0, 0.0, 0.0]  # largest abs, rel and norm errors over the judged outputs
-        self.reference_stats: tuple = ()  # the reference's outputs on trial 0, and how they move with the seed
-        self.seed_samples: list[torch.Tensor] = []
-        self.seed_mismatch: tuple[float, ...] | None = None
-        self.coverage = None
+        self.reference_stats = ()  # the reference's outputs on trial 0, and how they move with the seed
+        self.seed_samples = []
+        self.seed_mismatch = None
+        self.coverage: Coverage | None = None
         self.unreported_ms: float | None = None
-        self.deferred: list[float] = []  # per checked timed call: its output's handover beyond a plain copy (ms)
-        self.copies: list[float] = []    # and that plain copy (ms)
+        self.deferred = []  # per checked timed call: its output's handover beyond a plain copy (ms)
+        self.copies = []    # and that plain copy (ms)
         self.copy_buffer = None
         self.records = {w.name: Record(w) for w in spec.workloads}
-        self.current: JudgeWorkload | None = None  # the workload the runner makes its inputs for
-        self.current_key: tuple | None = None
+        self.current = None  # the workload the runner makes its inputs for
+        self.current_key = None
         # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
             self.problem = Instance(spec.problem_path)
@@ -151,14 +152,6 @@ class Evaluation(Checking):
         with self.part(self.setup_parts, "runner_s"):
             self.remote.constructed()
         self.stage_ends("setup")
-
-    @contextlib.contextmanager
-    def part(self, parts: dict[str, float], name: str):
-        started = _clock()
-        try:
-            yield
-        finally:
-            parts[name] += _clock() - started
 
     def profile(self) -> None:
         """One more call, profiled in the runner, on fresh inputs of the problem as written: how much of the work
@@ -198,6 +191,7 @@ class Evaluation(Checking):
         # Less the spread of the reference's own gaps (what a loaded machine adds by chance) and, where the runner
         # was stopped while they were measured, the round trip a reply costs (which its interference hid).
         low, high = quartiles(reference_gaps)
+        assert self.round_trip_ms is not None  # setup measured it
         round_trip = self.round_trip_ms if self.freezer.stopped_calls else 0.0
         self.unreported_ms = quartiles(self.remote.gaps_ms)[0] - low - (high - low) - round_trip
         self.stage_ends("time")
@@ -216,7 +210,8 @@ class Evaluation(Checking):
             label = f"timing-{prefix}candidate-{next(counters['candidate'])}"
             return label, [self.seed(label)]
         sides = {"reference": self.outside_clock(Side(reference_inputs, judged.reference), gaps),
-                 "candidate": Side(candidate_seed, None, self.remote.timer)}
+                 # no function for the candidate's side: its timer has the runner call the candidate
+                 "candidate": Side(candidate_seed, None, self.remote.timer)}  # type: ignore[arg-type]
         return time_interleaved(sides, self.timer, settings, inspect=self.recheck)
 
     def outside_clock(self, side: Side, gaps: list[float]) -> Side:
@@ -229,19 +224,6 @@ class Evaluation(Checking):
                 gaps.append((_clock_ns() - start) / 1e6 - sample.wall_ms)
             return sample
         return Side(side.prepare, side.call, timed)
-
-    @contextlib.contextmanager
-    def reference_runs(self, what: str):
-        """A failure of the reference is the problem's (the harness's), but for running out of device memory while
-        the candidate's process holds it."""
-        try:
-            with failing_as(f"problem error: {what} failed", HARNESS_ERROR):
-                yield
-        except EvalFailure as failure:
-            if failure.status == HARNESS_ERROR and "OutOfMemoryError" in str(failure):
-                raise EvalFailure("runtime_error", f"{failure} (with the candidate's process holding the device's "
-                                                   "memory beside it)") from None
-            raise
 
     # ---- the report ----
 
@@ -280,7 +262,7 @@ class Evaluation(Checking):
                        runner_start=ProcessStart.reported(self.remote.runner_start), judge_start=self.judge_start,
                        contention=self.load, evidence=evidence)
 
-    def check_result(self, status: str, message: str, found=None) -> CheckResult:
+    def check_result(self, status: Literal["correct", "incorrect"], message: str, found=None) -> CheckResult:
         """The verdict over every judged output: the failing comparison's errors, or the worst of all."""
         max_abs, max_rel, norm = (found.max_abs_err, found.max_rel_err, found.norm_err) if found else self.worst
         other = None
@@ -289,7 +271,9 @@ class Evaluation(Checking):
             other = OtherCheck(name=spec.name, atol=atol, rtol=rtol, compared=self.other_compared,
                                ok=None if not self.other_compared else self.other_failure is None,
                                message=self.other_failure)
-        truth = ("reference" if self.truth_fell_back else "float64") if self.spec.check.mode == "truth" else None
+        truth: Literal["float64", "reference"] | None = None
+        if self.spec.check.mode == "truth":
+            truth = "reference" if self.truth_fell_back else "float64"
         return CheckResult(status=status, trials=self.trials_run, atol=self.atol, rtol=self.rtol, message=message,
                            max_abs_err=max_abs, max_rel_err=max_rel, norm_err=norm,
                            ref_norm_err=found.ref_norm_err if found else None,

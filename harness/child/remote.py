@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import torch
 
@@ -23,7 +23,7 @@ from harness.child import runner_protocol as messages
 from harness.child.channel import Channel, ChannelClosed, ChannelError
 from harness.child.common import EvalFailure
 from harness.child.timing import Sample
-from harness.types import HARNESS_ERROR, Coverage
+from harness.types import HARNESS_ERROR, Coverage, Status
 
 CANDIDATE_STATUSES = {"runtime_error", "compile_error", "incorrect", "rejected"}
 JIT_STAGES = ("compile", "autotune")
@@ -102,7 +102,7 @@ class Remote:
             raise EvalFailure("runtime_error", f"the candidate's process answered out of turn {what}") from None
 
     def gone(self, what: str, exc: ChannelError) -> EvalFailure:
-        status = "runtime_error" if self.started else HARNESS_ERROR
+        status: Status = "runtime_error" if self.started else HARNESS_ERROR
         prefix = "" if self.started else "harness error: "
         if isinstance(exc, ChannelClosed):
             return EvalFailure(status, f"{prefix}the candidate's process ended before reporting a result {what}")
@@ -116,7 +116,7 @@ class Remote:
         status, message = failure.status, failure.message[:4000]
         if status == HARNESS_ERROR and not self.started:
             return EvalFailure(HARNESS_ERROR, message)
-        return EvalFailure(status if status in CANDIDATE_STATUSES else "runtime_error", message)
+        return EvalFailure(cast(Status, status) if status in CANDIDATE_STATUSES else "runtime_error", message)
 
     # ---- requests (runner_protocol.py declares each, runner.py serves it) ----
 

@@ -204,7 +204,8 @@ class _FirstEvaluation(Events):
     """When the pass's first evaluation started: the first result's arrival less its evaluation's own time."""
 
     def __init__(self, start: float):
-        self.start, self.first_start_s = start, None
+        self.start = start
+        self.first_start_s: float | None = None
 
     def evaluated(self, result: EvalResult) -> None:
         if self.first_start_s is None and result.figures.stages.eval_s is not None:

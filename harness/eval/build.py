@@ -236,7 +236,7 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: 
         with front_ends.FRONT_ENDS.build(gains) as split_nvcc:
             env = build_env(device, directory, max_jobs, split_nvcc, yield_cores, accelerate)
             outcome = run_child(["build", str(directory)], env=env, timeout_s=timeout_s, log_path=log_path,
-                                cwd=directory, policy=confinement and confinement.policy(directory))
+                                cwd=directory, policy=confinement.policy(directory) if confinement else None)
         log = _in_answer_lines(read_log(log_path), directory, candidate.source, failed=outcome.returncode == 1)
         log_path.write_text(log)  # the build directory keeps what is kept of it (a candidate may print gigabytes)
         if accelerate and outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout)

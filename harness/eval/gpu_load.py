@@ -115,9 +115,10 @@ class Owners:
                 return False
             p = pid
             for _ in range(64):
-                p = parent_of(p)
-                if p is None:
+                parent = parent_of(p)
+                if parent is None:
                     break
+                p = parent
                 if p in roots:
                     return True
                 if p <= 1:
@@ -262,12 +263,14 @@ class Check:
         self._stop = threading.Event()
 
     def _look(self, since: float, ours_in_window: bool) -> Reading:
+        w = self.watch
+        assert w is not None  # before() and after() look only with a watch
         t = time.perf_counter()
         try:
-            return self.watch.look(since, ours_in_window)
+            return w.look(since, ours_in_window)
         except Exception as exc:  # noqa: BLE001 - the check must never cost an evaluation
-            self.watch.tell(f"bug:{type(exc).__name__}", f"GPU {self.watch.index}: contention check failed "
-                                                         f"({type(exc).__name__}: {exc}); not checked")
+            w.tell(f"bug:{type(exc).__name__}", f"GPU {w.index}: contention check failed "
+                                                f"({type(exc).__name__}: {exc}); not checked")
             return Reading(available=False)
         finally:
             self.checking += time.perf_counter() - t

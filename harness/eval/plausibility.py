@@ -37,7 +37,7 @@ from harness.flags import (
     TIMING_DISPUTED,
 )
 from harness.protocol import WorkerReport
-from harness.types import Baseline, DeviceInfo, Peaks
+from harness.types import Baseline, DeviceInfo, Peaks, Timing
 
 # A neighbour the counters cannot see (another VM on the same cores), or a process whose context or channel came out
 # slow (one honest Triton candidate of 64 on an H100 handed its outputs over 1.29 ms slower than a copy, on every
@@ -73,7 +73,8 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, 
     bound = ceiling_ms(baseline, peaks, device, dtype)
     if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
         flags.append(FASTER_THAN_LIGHT)
-    if not contended and (ran_beside(report) or slowed(report, baseline) and slowed(report, fresh or baseline)):
+    reference = report.ref_runtime
+    if not contended and (ran_beside(report) or slowed(reference, baseline) and slowed(reference, fresh or baseline)):
         flags.append(REFERENCE_SLOWED)
     return flags
 
@@ -83,7 +84,8 @@ def wants_fresh_baseline(report: WorkerReport, baseline: Baseline | None, gpu_co
     than in a clean process, with nothing else to explain it. Then the caller measures the reference clean again and
     passes it as plausibility_flags' `fresh`."""
     return (report.status == "correct" and report.runtime is not None and report.ref_runtime is not None
-            and not (gpu_contended or cores_contended(report) or ran_beside(report)) and slowed(report, baseline))
+            and not (gpu_contended or cores_contended(report) or ran_beside(report))
+            and slowed(report.ref_runtime, baseline))
 
 
 def ran_beside(report: WorkerReport) -> bool:
@@ -110,9 +112,10 @@ def cores_contended(report: WorkerReport) -> bool:
     return (report.figures.contention.cpu_foreign_share or 0.0) > CONTENDED_SHARE
 
 
-def slowed(report: WorkerReport, baseline: Baseline | None) -> bool:
+def slowed(reference: Timing, baseline: Baseline | None) -> bool:
+    """The reference, timed beside the candidate, ran slower than `baseline` (clean) by more than noise."""
     return bool(baseline and baseline.timing and
-                report.ref_runtime.median_ms > SLOW_FACTOR * baseline.timing.median_ms + SLOW_MIN_MS)
+                reference.median_ms > SLOW_FACTOR * baseline.timing.median_ms + SLOW_MIN_MS)
 
 
 HIDDEN_MIN_MS = 0.05

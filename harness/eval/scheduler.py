@@ -15,7 +15,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 
 from harness.eval.build_cost import expected_build_cost
 from harness.eval.evaluation import (
@@ -118,6 +119,10 @@ class LocalRun:
         self.events: queue.Queue[tuple] = queue.Queue()      # everything that happened, for the calling thread
         self.queued_at: dict[int, float] = {}
 
+    def built(self, sha: str, future: Future) -> None:
+        """A build's end, from its thread: to the calling thread's events."""
+        self.events.put(("built", sha, future))
+
     def go(self, on_built: OnBuilt | None, on_evaluated: OnEvaluated | None) -> list[EvalResult]:
         batch = self.batch
         workers = [threading.Thread(target=self.evaluation_worker, args=(d,), name=f"eval-{d.index}", daemon=True)
@@ -132,7 +137,7 @@ class LocalRun:
             for n, (sha, candidate) in enumerate(batch.to_build(len(self.devices))):
                 future = pool.submit(build_or_fault, candidate, self.devices[0], self.settings, n >= leads,
                                      made_later)
-                future.add_done_callback(lambda f, sha=sha: self.events.put(("built", sha, f)))
+                future.add_done_callback(partial(self.built, sha))
             while not batch.done:
                 kind, *rest = self.events.get()
                 if kind == "failed":
