@@ -19,7 +19,7 @@ from harness.config import Settings
 from harness.device import devices_like
 from harness.eval.baseline import device_peaks, measure_baselines, trusted
 from harness.eval.bench_candidates import batch
-from harness.eval.build import build
+from harness.eval.build import BuildOptions, build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import confinement
 from harness.eval.evaluation import Job, evaluate_built
@@ -28,7 +28,7 @@ from harness.eval.pipeline import Events, evaluate
 from harness.figures import FLAT_NAMES, Figures, StageSeconds
 from harness.problems.index import resolve
 from harness.store import Store
-from harness.types import DeviceInfo, EvalResult
+from harness.types import BuildResult, Candidate, DeviceInfo, EvalResult
 
 # Mean seconds per candidate, as summaries give them: build, queue, the evaluation and its parts (compile and
 # autotune: Triton's, in the evaluation child; check_poisoned: the part of check that trial 0's two calls on poisoned
@@ -135,10 +135,14 @@ class Bench:
                 break
         for shape in shapes:
             for job in self.jobs(shape, 1, "warm-up"):
-                build(job.candidate, self.device, self.settings.cache_dir, self.settings.build_timeout_s,
-                      self.settings.max_jobs, confinement=confinement(self.settings),
-                      accelerate=self.settings.build_acceleration)
+                self.built(job.candidate)
         return time.monotonic() - start
+
+    def built(self, candidate: Candidate) -> BuildResult:
+        """`candidate` built as the run's settings say, never forced (a warm-up's, or the simple way's)."""
+        options = BuildOptions(self.settings.build_timeout_s, self.settings.max_jobs,
+                               confinement=confinement(self.settings), accelerate=self.settings.build_acceleration)
+        return build(candidate, self.device, self.settings.cache_dir, options)
 
     def jobs(self, shape: str, n: int, part: str) -> list[Job]:
         return [Job(self.problem, candidate_from_source(s)) for s in batch(shape, n, f"{self.salt}-{part}")]
@@ -159,9 +163,7 @@ class Bench:
         start = time.monotonic()
         results = []
         for job in jobs:
-            built = build(job.candidate, self.device, self.settings.cache_dir, self.settings.build_timeout_s,
-                          self.settings.max_jobs, confinement=confinement(self.settings),
-                          accelerate=self.settings.build_acceleration)
+            built = self.built(job.candidate)
             result = evaluate_built(BatchContext(self.device, self.settings, secrets.randbits(63)).job(job, built))
             result = result.model_copy(update={"figures": result.figures.add(
                 stages=StageSeconds(build_s=built.duration_s))})

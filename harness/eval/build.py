@@ -16,9 +16,10 @@ import platform
 import re
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from harness import seal
+from harness import sandbox, seal
 from harness.compiler_lines import generated_sources, in_candidate_terms
 from harness.eval import triton_cache
 from harness.eval.build_cost import TORCH_HEADERS, expected_build_cost
@@ -214,36 +215,48 @@ def _clear(directory: Path, cache_dir: Path, key: str) -> None:
     triton_cache.forget(cache_dir, key)  # and the kernels Triton compiled for the earlier build
 
 
-def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, timeout_s: float = 600.0,
-          max_jobs: int = 2, force: bool = False, confinement: Confinement | None = None,
-          yield_cores: bool = True, made_later: MadeLater | None = None, accelerate: bool = True) -> BuildResult:
-    """Build `candidate` (import it once) unless the same key was built before, here or elsewhere;
-    `force` builds again from an empty directory. With a `confinement`, the build child is sandboxed: it may
-    write its build directory alone. The precompiled headers it asks for (pch.py) are made after it, before it
-    returns, or by `made_later` (a GPU batch's: beside the evaluations) if given.
-    `yield_cores`: as build_env's, the makers too. `accelerate` off: torch's own build (fastbuild/), nothing made."""
-    key = build_sha256(candidate, device, sandboxed=confinement is not None, accelerated=accelerate)
+@dataclass(frozen=True)
+class BuildOptions:
+    """How a build runs, as the run's settings say: its limits, whether it builds again, its sandbox, its speed-ups."""
+
+    timeout_s: float = 600.0
+    max_jobs: int = 2                      # compile jobs at once
+    force: bool = False                    # build again from an empty directory, though built before
+    confinement: Confinement | None = None  # the build child's sandbox: it may write its build directory alone
+    accelerate: bool = True                # off: torch's own build (fastbuild/), nothing made
+
+    def policy(self, directory: Path) -> sandbox.Policy | None:
+        return self.confinement.policy(directory) if self.confinement else None
+
+
+def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, options: BuildOptions = BuildOptions(),
+          yield_cores: bool = True, made_later: MadeLater | None = None) -> BuildResult:
+    """Build `candidate` (import it once) unless the same key was built before, here or elsewhere (BuildOptions
+    says how). The precompiled headers it asks for (pch.py) are made after it, before it returns, or by
+    `made_later` (a GPU batch's: beside the evaluations) if given. `yield_cores`: as build_env's, the makers too."""
+    key = build_sha256(candidate, device, sandboxed=options.confinement is not None, accelerated=options.accelerate)
     directory = (cache_dir / "builds" / key[:32]).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     with _exclusive(directory / LOCK):
         done = directory / RESULT_FILE
-        if not force and (cached := _cached(directory)) is not None:
+        if not options.force and (cached := _cached(directory)) is not None:
             return cached
         _clear(directory, cache_dir, key)
         (directory / CANDIDATE_FILE).write_text(candidate.source)
         log_path = directory / LOG_FILE
-        gains = accelerate and expected_build_cost(candidate.source) >= TORCH_HEADERS
+        gains = options.accelerate and expected_build_cost(candidate.source) >= TORCH_HEADERS
         with front_ends.FRONT_ENDS.build(gains) as split_nvcc:
-            env = build_env(device, directory, max_jobs, split_nvcc, yield_cores, accelerate)
-            outcome = run_child(["build", str(directory)], env=env, timeout_s=timeout_s, log_path=log_path,
-                                cwd=directory, policy=confinement.policy(directory) if confinement else None)
+            env = build_env(device, directory, options.max_jobs, split_nvcc, yield_cores, options.accelerate)
+            outcome = run_child(["build", str(directory)], env=env, timeout_s=options.timeout_s, log_path=log_path,
+                                cwd=directory, policy=options.policy(directory))
         log = _in_answer_lines(read_log(log_path), directory, candidate.source, failed=outcome.returncode == 1)
         log_path.write_text(log)  # the build directory keeps what is kept of it (a candidate may print gigabytes)
-        if accelerate and outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout)
+        if options.accelerate and outcome.returncode in (0, 1):  # not after a build killed (Ctrl-C, a timeout)
             if made_later is not None:
-                made_later.add(directory / PCH_REQUESTS, confinement)
+                made_later.add(directory / PCH_REQUESTS, options.confinement)
             else:
-                make_requested_pchs(directory / PCH_REQUESTS, confinement, yield_cores=YIELD_ENV in env)  # as the build
+                # the makers yield the cores as the build did
+                make_requested_pchs(directory / PCH_REQUESTS, options.confinement, yield_cores=YIELD_ENV in env)
         started = CANDIDATE_STARTS in log
         if outcome.timed_out:  # what it left (torch's `lock` files among it) is cleared by the next build
             return BuildResult(status="timeout" if started else "harness_error", build_sha256=key,

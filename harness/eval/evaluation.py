@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from harness.config import Settings
 from harness.eval.baseline import measured_again
-from harness.eval.build import build, build_sha256
+from harness.eval.build import BuildOptions, build, build_sha256
 from harness.eval.children import ReadyChild, observe
 from harness.eval.confine import confinement
 from harness.eval.job import Job, JobContext, result_for
@@ -80,18 +80,10 @@ def build_or_fault(candidate: Candidate, device: DeviceInfo, settings: Settings,
     """build(), with a failure of the harness's own (a full disk, a child that cannot start) as a
     harness_error build instead of an exception that would end the whole run."""
     try:
-        return build(
-            candidate,
-            device,
-            settings.cache_dir,
-            settings.build_timeout_s,
-            settings.max_jobs,
-            force=settings.force if settings.rebuild is None else settings.rebuild,
-            confinement=confinement(settings),
-            yield_cores=yield_cores,
-            made_later=made_later,
-            accelerate=settings.build_acceleration,
-        )
+        options = BuildOptions(settings.build_timeout_s, settings.max_jobs,
+                               force=settings.force if settings.rebuild is None else settings.rebuild,
+                               confinement=confinement(settings), accelerate=settings.build_acceleration)
+        return build(candidate, device, settings.cache_dir, options, yield_cores=yield_cores, made_later=made_later)
     except Exception as exc:  # noqa: BLE001 - reported as the job's harness_error
         return BuildResult(
             status=HARNESS_ERROR,

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.device import discover
-from harness.eval.build import build
+from harness.eval.build import BuildOptions, build
 from harness.eval.candidate import load_candidate
 from harness.eval.confine import Confinement
 from harness.types import DeviceInfo
@@ -16,10 +16,11 @@ from tests.conftest import LEAN_RELU, REPO, SOLUTIONS
 BUILD_IN_CHILD = """
 import sys
 from pathlib import Path
-from harness.eval.build import build
+from harness.eval.build import BuildOptions, build
 from harness.device import discover
 from harness.eval.candidate import load_candidate
-print(build(load_candidate(sys.argv[1]), discover("cpu"), Path(sys.argv[2]), timeout_s=900).model_dump_json())
+result = build(load_candidate(sys.argv[1]), discover("cpu"), Path(sys.argv[2]), BuildOptions(timeout_s=900))
+print(result.model_dump_json())
 """
 
 
@@ -37,10 +38,10 @@ def test_concurrent_processes_build_one_source_once(tmp_path):
 
 def test_build_timeout_kills_the_builder_and_is_not_cached(tmp_path):
     candidate = load_candidate(str(SOLUTIONS / "crash" / "slow_import.py"))
-    result = build(candidate, discover("cpu"), tmp_path, timeout_s=8)
+    result = build(candidate, discover("cpu"), tmp_path, BuildOptions(timeout_s=8))
     assert result.status == "timeout"
     assert "--build-timeout" in result.error
-    again = build(candidate, discover("cpu"), tmp_path, timeout_s=8)
+    again = build(candidate, discover("cpu"), tmp_path, BuildOptions(timeout_s=8))
     assert again.cached is False  # a timeout is retried, not served from the cache
 
 
@@ -48,14 +49,14 @@ def test_a_cached_build_changed_since_it_was_built_is_built_again(tmp_path, capl
     """A finished build is served only while its files are the ones the harness sealed (seal.py)."""
     (tmp_path / "relu.py").write_text(LEAN_RELU)
     candidate = load_candidate(str(tmp_path / "relu.py"))
-    first = build(candidate, discover("cpu"), tmp_path, timeout_s=900)
-    assert first.status == "ok" and build(candidate, discover("cpu"), tmp_path, timeout_s=900).cached
+    first = build(candidate, discover("cpu"), tmp_path, BuildOptions(timeout_s=900))
+    assert first.status == "ok" and build(candidate, discover("cpu"), tmp_path, BuildOptions(timeout_s=900)).cached
     directory = Path(first.directory)
     [library] = directory.rglob("*.so")
     planted = library.read_bytes() + b"planted"  # another extension under this source's hash
     library.write_bytes(planted)
     with caplog.at_level(logging.WARNING):
-        again = build(candidate, discover("cpu"), tmp_path, timeout_s=900)
+        again = build(candidate, discover("cpu"), tmp_path, BuildOptions(timeout_s=900))
     assert again.status == "ok" and not again.cached and "fails its seal check" in caplog.text
     assert library.read_bytes() != planted and build(candidate, discover("cpu"), tmp_path).cached
 
@@ -80,7 +81,7 @@ def test_builds_beside_gpu_evaluations_yield_the_cores(tmp_path):
     gpu = DeviceInfo(target="cuda", name="a GPU this machine need not have", index=0)
     ours = os.sched_getscheduler(0) == os.SCHED_IDLE
     for device, yield_cores, idle in ((gpu, True, True), (gpu, False, ours), (discover("cpu"), True, ours)):
-        result = build(candidate, device, tmp_path / f"{device.target}-{yield_cores}", timeout_s=600,
+        result = build(candidate, device, tmp_path / f"{device.target}-{yield_cores}", BuildOptions(timeout_s=600),
                        yield_cores=yield_cores)
         assert result.status == "ok", result.log
         assert f"idle policy at import: {idle}" in result.log
@@ -109,8 +110,8 @@ def test_a_sandboxed_build_cannot_take_the_cores_back(tmp_path):
     can neither leave it nor raise its priority, so it cannot crowd the evaluations beside it."""
     (tmp_path / "probe.py").write_text(ESCAPE_PROBE)
     gpu = DeviceInfo(target="cuda", name="a GPU this machine need not have", index=0)
-    result = build(load_candidate(str(tmp_path / "probe.py")), gpu, tmp_path, timeout_s=600,
-                   confinement=Confinement(hidden=()))
+    sandboxed = BuildOptions(timeout_s=600, confinement=Confinement(hidden=()))
+    result = build(load_candidate(str(tmp_path / "probe.py")), gpu, tmp_path, sandboxed)
     assert result.status == "ok", result.log
     for line in ("refused a higher priority", "refused the normal policy", "idle policy after: True"):
         assert line in result.log, result.log

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.device import discover
-from harness.eval.build import build, error_lines
+from harness.eval.build import BuildOptions, build, error_lines
 from harness.eval.candidate import candidate_from_source
 from harness.markers import CANDIDATE_FILE, LOG_FILE
 from tests.conftest import REPO
@@ -61,7 +61,7 @@ def answer_line(source: str) -> int:
 
 
 def test_a_failed_build_s_log_names_the_answer_s_lines(tmp_path):
-    result = build(candidate_from_source(AT_IMPORT), discover("cpu"), tmp_path, timeout_s=600)
+    result = build(candidate_from_source(AT_IMPORT), discover("cpu"), tmp_path, BuildOptions(timeout_s=600))
     assert result.status == "compile_error", result.error
     mark = f"(answer line {answer_line(AT_IMPORT)}): error:"
     kept = (Path(result.directory) / LOG_FILE).read_text()

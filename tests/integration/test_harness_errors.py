@@ -10,7 +10,7 @@ import harness.eval.evaluation
 import harness.fastbuild.names
 from harness.config import load_settings
 from harness.device import discover
-from harness.eval.build import BUILD_PROTOCOL, build
+from harness.eval.build import BUILD_PROTOCOL, BuildOptions, build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import evaluate
@@ -188,7 +188,7 @@ def test_a_broken_precompiled_header_never_fails_a_build(tmp_path, monkeypatch):
     seal_pch(directory)  # as if the harness had made it: a seal proves who made a PCH, not that it is right
 
     candidate = candidate_from_source(TORCH_HEADER_CANDIDATE)
-    result = build(candidate, discover("cpu"), tmp_path / "cache", timeout_s=600)
+    result = build(candidate, discover("cpu"), tmp_path / "cache", BuildOptions(timeout_s=600))
     assert result.status == "ok", result.log[-3000:]
     harness_lines = [line for line in result.log.splitlines() if line.startswith("harness:")]
     assert harness.fastbuild.names.PCH_RETRY in harness_lines, harness_lines

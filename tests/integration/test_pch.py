@@ -10,7 +10,7 @@ import torch
 from torch.utils.cpp_extension import _import_module_from_library
 
 from harness.device import discover
-from harness.eval.build import build
+from harness.eval.build import BuildOptions, build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import Confinement
 from harness.fastbuild.maker import MadeLater, trusted_keys
@@ -55,8 +55,8 @@ def build_scaled_relu(cache: Path, tag: str, scale: float, flags: list[str], lea
     # lean: no implicit headers, torch/extension.h included first by the source itself (the prompts' shape)
     source = CANDIDATE.format(tag=tag, scale=scale, flags=flags, lean=lean,
                               header="\n// the binding\n#include <torch/extension.h>" if lean else "")
-    result = build(candidate_from_source(source), device or discover("cpu"), cache, timeout_s=600,
-                   confinement=Confinement(hidden=()), made_later=made_later)
+    sandboxed = BuildOptions(timeout_s=600, confinement=Confinement(hidden=()))
+    result = build(candidate_from_source(source), device or discover("cpu"), cache, sandboxed, made_later=made_later)
     assert result.status == "ok", result.log[-3000:]
     return result
 

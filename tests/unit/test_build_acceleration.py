@@ -103,13 +103,14 @@ def test_the_flag_turns_it_off(monkeypatch):
 def test_off_makes_nothing_after_the_build(tmp_path, monkeypatch):
     """The parent's side: no precompiled header made, none asked for, for a build made without acceleration."""
     from harness.eval import build as build_module
+    from harness.eval.build import BuildOptions
 
     made = []
     monkeypatch.setattr(build_module, "make_requested_pchs", lambda *a, **k: made.append(a))
     monkeypatch.setattr(build_module, "trusted_keys", lambda: made.append("trusted") or [])
     monkeypatch.setattr(build_module, "run_child", lambda *a, **k: (Path(k["log_path"]).write_text(""),
                                                                     ChildOutcome(1, False, 0.0))[1])
-    build_module.build(candidate_from_source("x = 1\n"), CPU, tmp_path, accelerate=False)
+    build_module.build(candidate_from_source("x = 1\n"), CPU, tmp_path, BuildOptions(accelerate=False))
     assert made == []
-    build_module.build(candidate_from_source("x = 2\n"), CPU, tmp_path, accelerate=True)
+    build_module.build(candidate_from_source("x = 2\n"), CPU, tmp_path, BuildOptions(accelerate=True))
     assert made[0] == "trusted" and len(made) == 2  # the control
