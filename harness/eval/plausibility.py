@@ -25,6 +25,8 @@ one evaluation's clocks (CONFIRMED) stand only if a second evaluation, in new ch
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from harness.eval.roofline import ceiling_ms
 from harness.flags import (
@@ -49,28 +51,37 @@ SLOW_FACTOR = 1.5      # reference beside the candidate vs in a clean process
 SLOW_MIN_MS = 0.05
 
 
-def plausibility_flags(report: WorkerReport, device: DeviceInfo, *, dtype: str, max_speedup: float,
-                       baseline: Baseline | None, peaks: Peaks | None, speedup: float | None = None,
-                       fresh: Baseline | None = None, gpu_contended: bool = False) -> list[str]:
-    """`speedup` is the result's (over its timed workloads; None: its medians'), `baseline` the problem's clean
-    eager baseline (with its bytes and FLOPs), `peaks` the device's; `gpu_contended`: another process used the GPU
-    during the evaluation (gpu_load.py).
+@dataclass(frozen=True)
+class Yardsticks:
+    """What a result's speed is held against: the problem's clean eager baseline (with its bytes and FLOPs), the
+    device's peaks, and the reference measured clean again (`fresh`, which the caller measures where
+    wants_fresh_baseline says so; None: none was)."""
 
-    A reference that looks slowed is confirmed against a fresh clean measurement (`fresh`, which the caller measures
-    where wants_fresh_baseline says so; None: none was): when the machine is busy for other reasons, the clean
-    reference is slow too; one the candidate slowed is not.
+    baseline: Baseline | None
+    peaks: Peaks | None
+    fresh: Baseline | None = None
+
+
+def plausibility_flags(report: WorkerReport, device: DeviceInfo, against: Yardsticks, *, dtype: str,
+                       max_speedup: float, speedup: float | None = None, gpu_contended: bool = False) -> list[str]:
+    """`speedup` is the result's (over its timed workloads; None: its medians'); `gpu_contended`: another process
+    used the GPU during the evaluation (gpu_load.py).
+
+    A reference that looks slowed is confirmed against the fresh clean measurement: when the machine is busy for
+    other reasons, the clean reference is slow too; one the candidate slowed is not.
     On a contended result (already excluded) the flags that accuse the candidate of a speed it cannot have
     are only raised where contention cannot explain them: other processes slow the reference beside it as
     much as they like, but never make anything faster than light."""
     if report.status != "correct" or not report.runtime or not report.ref_runtime:
         return []
+    baseline, fresh = against.baseline, against.fresh
     flags = measurement_flags(report, device, gpu_contended)
     contended = gpu_contended or cores_contended(report)
     if speedup is None:
         speedup = report.ref_runtime.median_ms / report.runtime.median_ms if report.runtime.median_ms > 0 else 0.0
     if speedup > max_speedup and not contended:
         flags.append(IMPLAUSIBLE_SPEEDUP)
-    bound = ceiling_ms(baseline, peaks, device, dtype)
+    bound = ceiling_ms(baseline, against.peaks, device, dtype)
     if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
         flags.append(FASTER_THAN_LIGHT)
     reference = report.ref_runtime

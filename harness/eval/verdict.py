@@ -7,7 +7,7 @@ from __future__ import annotations
 from harness.eval import kernel_use
 from harness.eval.children import Observed
 from harness.eval.job import JobContext
-from harness.eval.plausibility import plausibility_flags
+from harness.eval.plausibility import Yardsticks, plausibility_flags
 from harness.flags import LOW_COVERAGE, UNINFORMATIVE, merge_flags
 from harness.problems.gate import degenerate_reasons
 from harness.types import Baseline, EvalResult
@@ -27,9 +27,10 @@ def verdict(ctx: JobContext, observed: Observed, fresh: Baseline | None = None) 
     speedup = None
     if report.status == "correct" and report.runtime and report.ref_runtime and report.runtime.median_ms > 0:
         speedup = weighted_speedup(report.workloads) or report.ref_runtime.median_ms / report.runtime.median_ms
-    flags = plausibility_flags(report, device, dtype=settings.dtype, speedup=speedup,
-                               max_speedup=job.problem.max_speedup or settings.max_speedup, baseline=ctx.baseline,
-                               peaks=ctx.batch.peaks, fresh=fresh, gpu_contended=bool(observed.contention_flags))
+    flags = plausibility_flags(report, device, Yardsticks(ctx.baseline, ctx.batch.peaks, fresh),
+                               dtype=settings.dtype, speedup=speedup,
+                               max_speedup=job.problem.max_speedup or settings.max_speedup,
+                               gpu_contended=bool(observed.contention_flags))
     degenerate = degenerate_reasons(report.reference_stats, report.seed_mismatch)
     return ctx.result(status="rejected" if use.rejection else report.status,
                       speedup=None if use.rejection else speedup, runtime=report.runtime,

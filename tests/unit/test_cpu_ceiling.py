@@ -10,7 +10,7 @@ from harness.eval.cpu_ceiling import (
     needs_measuring,
     theoretical_tflops,
 )
-from harness.eval.plausibility import plausibility_flags
+from harness.eval.plausibility import Yardsticks, plausibility_flags
 from harness.figures import Contention, Figures
 from harness.protocol import WorkerReport
 from harness.types import Baseline, DeviceInfo, Peaks, Timing
@@ -140,7 +140,7 @@ def correct(cand_ms, ref_ms, cpu_foreign=0.0):
 
 
 def ftl(rep, baseline, peaks):
-    return plausibility_flags(rep, CPU, dtype="float32", max_speedup=10.0, baseline=baseline, peaks=peaks)
+    return plausibility_flags(rep, CPU, Yardsticks(baseline, peaks), dtype="float32", max_speedup=10.0)
 
 
 def test_peaks_measured_under_load_never_make_an_honest_kernel_impossible(monkeypatch):

@@ -3,7 +3,7 @@ import types
 
 import pytest
 
-from harness.eval.plausibility import hidden_work, plausibility_flags, wants_fresh_baseline
+from harness.eval.plausibility import Yardsticks, hidden_work, plausibility_flags, wants_fresh_baseline
 from harness.figures import Contention, Figures, FlagEvidence, StageSeconds
 from harness.protocol import WorkerReport
 from harness.types import Baseline, DeviceInfo, Peaks, Timing
@@ -27,7 +27,7 @@ def clean(bytes_moved=None, flops=None, ref_ms=1.0):
 
 
 def flags(rep, device=H100, baseline=None, peaks=None):
-    return plausibility_flags(rep, device, dtype="float32", max_speedup=10.0, baseline=baseline, peaks=peaks)
+    return plausibility_flags(rep, device, Yardsticks(baseline, peaks), dtype="float32", max_speedup=10.0)
 
 
 def test_clean_result_has_no_flags():
@@ -46,8 +46,7 @@ def test_a_slowed_reference_is_confirmed_by_a_fresh_clean_measurement():
     first = clean(ref_ms=1.5)
 
     def decided(fresh):
-        return plausibility_flags(slowed, H100, dtype="float32", max_speedup=10.0, baseline=first, peaks=None,
-                                  fresh=fresh)
+        return plausibility_flags(slowed, H100, Yardsticks(first, None, fresh), dtype="float32", max_speedup=10.0)
     assert wants_fresh_baseline(slowed, first, gpu_contended=False)
     assert decided(clean(ref_ms=2.9)) == []  # the machine was busy for everyone: clean again, it is slow too
     assert decided(clean(ref_ms=1.4)) == ["reference_slowed"]  # the candidate slowed it: clean again, still fast
