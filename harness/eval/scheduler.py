@@ -133,25 +133,8 @@ class LocalRun:
         # On the cpu target nothing evaluates beside them; without acceleration no build asks for one
         made_later = MadeLater() if batch.overlap and self.settings.build_acceleration else None
         try:
-            leads = batch.leads(len(self.devices))
-            for n, (sha, candidate) in enumerate(batch.to_build(len(self.devices))):
-                future = pool.submit(build_or_fault, candidate, self.devices[0], self.settings, n >= leads,
-                                     made_later)
-                future.add_done_callback(partial(self.built, sha))
-            while not batch.done:
-                kind, *rest = self.events.get()
-                if kind == "failed":
-                    raise rest[0]
-                if kind == "built":
-                    sha, future = rest
-                    ready = batch.built(sha, future.result())
-                    if on_built:
-                        on_built(batch.jobs[batch.by_candidate[sha][0]].candidate, batch.builds[sha])
-                    self.enqueue(ready)
-                else:
-                    result = batch.evaluated(*rest)
-                    if on_evaluated:
-                        on_evaluated(rest[0], result)
+            self.submit_builds(pool, made_later)
+            self.until_done(on_built, on_evaluated)
             if made_later:  # within the try: a Ctrl-C while it waits stops the makers too
                 made_later.finish()
         except BaseException:  # Ctrl-C or a failure: stop builders and children instead of waiting for them
@@ -167,6 +150,31 @@ class LocalRun:
         for worker in workers:
             worker.join()
         return batch.ordered()
+
+    def submit_builds(self, pool: ThreadPoolExecutor, made_later: MadeLater | None) -> None:
+        """Every build the batch needs, in its order; the first (the leads) do not yield the cores."""
+        leads = self.batch.leads(len(self.devices))
+        for n, (sha, candidate) in enumerate(self.batch.to_build(len(self.devices))):
+            future = pool.submit(build_or_fault, candidate, self.devices[0], self.settings, n >= leads, made_later)
+            future.add_done_callback(partial(self.built, sha))
+
+    def until_done(self, on_built: OnBuilt | None, on_evaluated: OnEvaluated | None) -> None:
+        """Builds and evaluations as they end, until the batch is done; a worker's failure is raised here."""
+        batch = self.batch
+        while not batch.done:
+            kind, *rest = self.events.get()
+            if kind == "failed":
+                raise rest[0]
+            if kind == "built":
+                sha, future = rest
+                ready = batch.built(sha, future.result())
+                if on_built:
+                    on_built(batch.jobs[batch.by_candidate[sha][0]].candidate, batch.builds[sha])
+                self.enqueue(ready)
+            else:
+                result = batch.evaluated(*rest)
+                if on_evaluated:
+                    on_evaluated(rest[0], result)
 
     def enqueue(self, indices: list[int]) -> None:
         for i in indices:
