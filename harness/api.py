@@ -38,7 +38,7 @@ from harness.errors import InputError
 from harness.eval import confine
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
-from harness.eval.pipeline import SOLUTIONS_DIR, default_run_name, evaluate
+from harness.eval.pipeline import SOLUTIONS_DIR, RunLabel, default_run_name, evaluate
 from harness.llm.loop import RUN_NAME, Asking, Loop, LoopEvents, RunConfig, TurnOutcome
 from harness.llm.prompts import Prompts
 from harness.llm.providers import (
@@ -78,8 +78,8 @@ class Evaluator:
         if not jobs:
             return []
         with self._one_batch_at_a_time, Store(self.settings.db) as store:
-            recorded = evaluate(jobs, device=self.device, settings=self.settings, store=store, run=self.run,
-                                kind="api")
+            recorded = evaluate(jobs, device=self.device, settings=self.settings, store=store,
+                                run=RunLabel(self.run, "api"))
         return [result for _, result in recorded]
 
     async def aevaluate(self, pairs: Iterable[tuple[ProblemRef, str]]) -> list[EvalResult]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from harness.config import load_settings
 from harness.device import discover
-from harness.eval.pipeline import candidate_jobs, evaluate
+from harness.eval.pipeline import RunLabel, candidate_jobs, evaluate
 from harness.problems import index as problem_index
 from harness.store import Store
 from harness.types import EvalResult
@@ -89,7 +89,7 @@ def evaluate_files(paths_by_problem: dict[str, list[Path]], target: str, results
     try:
         with Store(settings.db) as store:
             results = evaluate(jobs, device=device, settings=settings, store=store,
-                               run="rules" if static_rules else "runtime", kind="eval")
+                               run=RunLabel("rules" if static_rules else "runtime", "eval"))
     finally:
         for k, v in saved.items():
             os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)

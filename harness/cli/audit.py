@@ -17,7 +17,7 @@ from harness.errors import HarnessFailed
 from harness.eval.audit import Answer, read_answer_dir, read_answers, verdict_reason
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
-from harness.eval.pipeline import evaluate
+from harness.eval.pipeline import RunLabel, evaluate
 from harness.problems.screen import screen
 from harness.report.leaderboard import STATUS_STYLE
 from harness.report.tables import name_column, number_column, print_table
@@ -63,8 +63,8 @@ def cmd_audit(args) -> int:
     jobs = [Job(a.problem, candidate_from_source(a.source),
                 also=check_spec(a.check or args.claim_check, settings.dtype)) for a in answers]
     with Store(settings.db) as store, ConsoleEvents() as events:
-        recorded = evaluate(jobs, device=device, settings=settings, store=store, run=args.run or AUDIT_RUN,
-                            kind="eval", events=events)
+        recorded = evaluate(jobs, device=device, settings=settings, store=store,
+                            run=RunLabel(args.run or AUDIT_RUN, "eval"), events=events)
     results = [result for _, result in recorded]
     rows = [audit_record(a, r) for a, r in zip(answers, results, strict=True)]
     if args.json:

@@ -15,7 +15,7 @@ from harness.device import discover
 from harness.errors import HarnessFailed
 from harness.eval.build import log_excerpt
 from harness.eval.context import ProblemContext, contexts_for
-from harness.eval.pipeline import candidate_jobs, evaluate
+from harness.eval.pipeline import RunLabel, candidate_jobs, evaluate
 from harness.problems import index as problem_index
 from harness.problems.screen import screen
 from harness.report.leaderboard import STATUS_STYLE
@@ -56,8 +56,7 @@ def cmd_eval(args) -> int:
             device=device,
             settings=settings,
             store=store,
-            run=args.run or EVAL_RUN,
-            kind="eval",
+            run=RunLabel(args.run or EVAL_RUN, "eval"),
             events=events,
         )
         results = [result for _, result in recorded]

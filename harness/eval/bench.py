@@ -24,7 +24,7 @@ from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import confinement
 from harness.eval.evaluation import Job, evaluate_built
 from harness.eval.job import BatchContext
-from harness.eval.pipeline import Events, evaluate
+from harness.eval.pipeline import Events, RunLabel, evaluate
 from harness.figures import FLAT_NAMES, Figures, StageSeconds
 from harness.problems.index import resolve
 from harness.store import Store
@@ -154,7 +154,7 @@ class Bench:
         start, cpu = time.monotonic(), _children_cpu_s()
         clock = _FirstEvaluation(start)
         recorded = evaluate(jobs, device=self.device, settings=settings, store=self.store,
-                            run=f"bench-{self.salt}-{mode}", kind="bench", events=clock)
+                            run=RunLabel(f"bench-{self.salt}-{mode}", "bench"), events=clock)
         return Measurement(mode, shape_of(jobs), len(devices), time.monotonic() - start, [r for _, r in recorded],
                            first_eval_s=clock.first_start_s, cpu_s=_children_cpu_s() - cpu)
 

@@ -6,7 +6,7 @@ The only module that knows the whole chain.
 from __future__ import annotations
 
 import secrets
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -56,8 +56,18 @@ class Events:
     def evaluated(self, result: EvalResult) -> None: ...
 
 
-def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: Store, run: str,
-             kind: str, model: str | None = None, events: Events | None = None) -> list[tuple[int, EvalResult]]:
+@dataclass(frozen=True)
+class RunLabel:
+    """The stored run a batch's results go into: its name, its kind (eval, run, api, bench) and the model whose
+    candidates they are (an LLM run's)."""
+
+    name: str
+    kind: str
+    model: str | None = None
+
+
+def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: Store, run: RunLabel,
+             events: Events | None = None) -> list[tuple[int, EvalResult]]:
     """Evaluate every job, reusing stored results unless settings.force; every result is stored.
 
     Returns (evaluation row id, result) per job, in order.
@@ -69,13 +79,13 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
 
         connect(settings.ray_address, device.target)
     jobs = list(jobs)  # rule flags are added to our copy
-    store.ensure_run(run, kind=kind, target=device.target, device_name=device.name, model=model)
+    store.ensure_run(run.name, kind=run.kind, target=device.target, device_name=device.name, model=run.model)
     results: dict[int, tuple[int, EvalResult]] = {}
     problem_sources = {path: Path(path).read_text() for path in {job.problem.path for job in jobs}}
 
     def record(index: int, result: EvalResult, reused_from: int | None = None) -> None:
         job = jobs[index]
-        row_id = store.add(run, result, candidate_source=job.candidate.source,
+        row_id = store.add(run.name, result, candidate_source=job.candidate.source,
                            problem_source=problem_sources[job.problem.path], reused_from=reused_from)
         results[index] = (row_id, result)
         events.evaluated(result)

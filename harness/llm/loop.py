@@ -20,7 +20,7 @@ from harness.config import Settings
 from harness.eval.candidate import candidate_from_source
 from harness.eval.context import contexts_for
 from harness.eval.evaluation import Job, result_for
-from harness.eval.pipeline import Events, display_path, evaluate
+from harness.eval.pipeline import Events, RunLabel, display_path, evaluate
 from harness.facts import gather
 from harness.llm.extract import extract, strip_thinking
 from harness.llm.prompts import Prompts
@@ -233,7 +233,7 @@ class Loop:
             else:
                 todo.append((i, Job(outcome.problem, outcome.candidate)))
         recorded = evaluate([job for _, job in todo], device=self.device, settings=self.settings, store=self.store,
-                            run=self.run, kind="run", model=self.config.model, events=self.events)
+                            run=RunLabel(self.run, "run", self.config.model), events=self.events)
         for (i, _), (row, result) in zip(todo, recorded):
             outcome = round_[i]
             if result.status != HARNESS_ERROR:  # else the turn stays unevaluated: a resumed run evaluates it

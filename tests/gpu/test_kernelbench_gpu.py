@@ -6,7 +6,7 @@ from harness.config import load_settings
 from harness.device import discover, visible_gpus
 from harness.eval.candidate import load_candidate
 from harness.eval.evaluation import Job
-from harness.eval.pipeline import evaluate
+from harness.eval.pipeline import RunLabel, evaluate
 from harness.problems.index import resolve
 from harness.store import Store
 from tests.conftest import FIXTURES, SOLUTIONS
@@ -20,7 +20,7 @@ def test_a_kernelbench_file_is_one_public_workload_judged_as_before(tmp_path):
     settings = load_settings(results_dir=tmp_path, timing={"budget_s": 2.0})
     with Store(settings.db) as store:
         ((_, result),) = evaluate([Job(problem, load_candidate(str(SOLUTIONS / "correct" / "cuda_relu.py")))],
-                                  device=discover("cuda"), settings=settings, store=store, run="kb", kind="eval")
+                                  device=discover("cuda"), settings=settings, store=store, run=RunLabel("kb", "eval"))
     assert result.status == "correct", result.error
     (default,) = result.workloads
     assert default.name == "default" and default.status == "correct" and default.trials == 5 and default.timed

@@ -10,7 +10,7 @@ from harness.device import discover, visible_gpus
 from harness.eval.bench_candidates import batch
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
-from harness.eval.pipeline import evaluate
+from harness.eval.pipeline import RunLabel, evaluate
 from harness.fastbuild import front_ends
 from harness.problems.index import resolve
 from harness.store import Store
@@ -32,10 +32,10 @@ def test_a_split_build_runs_as_plain_nvccs(tmp_path, monkeypatch):
     monkeypatch.delenv("PYTORCH_NVCC", raising=False)
     with Store(settings.db) as store:
         [(_, split)] = evaluate([Job(problem, candidate_from_source(split_source))], device=device,
-                                settings=settings, store=store, run="split", kind="eval")
+                                settings=settings, store=store, run=RunLabel("split", "eval"))
         monkeypatch.setenv("PYTORCH_NVCC", shutil.which("nvcc"))  # the user's own: plain nvcc
         [(_, plain)] = evaluate([Job(problem, candidate_from_source(plain_source))], device=device,
-                                settings=settings, store=store, run="plain", kind="eval")
+                                settings=settings, store=store, run=RunLabel("plain", "eval"))
     assert split.status == plain.status == "correct", (split.error, plain.error)
     assert "-m harness.child nvcc" in split.build.log, split.build.log[-3000:]
     assert "-m harness.child nvcc" not in plain.build.log
@@ -64,7 +64,7 @@ def test_a_build_with_the_host_header_runs_as_plain_nvccs(tmp_path, monkeypatch)
             if name == "plain":
                 monkeypatch.setenv("PYTORCH_NVCC", shutil.which("nvcc"))
             [(_, results[name])] = evaluate([Job(problem, candidate_from_source(source))], device=device,
-                                            settings=settings, store=store, run=name, kind="eval")
+                                            settings=settings, store=store, run=RunLabel(name, "eval"))
     assert {name: r.status for name, r in results.items()} == dict.fromkeys(results, "correct"), {
         name: r.error for name, r in results.items()}
     (key,) = [key for key in trusted_keys() if (tmp_path / "pch" / key / HOST_PCH_FILE).is_file()]

@@ -6,7 +6,7 @@ from harness.config import load_settings
 from harness.device import discover, visible_gpus
 from harness.eval.candidate import load_candidate
 from harness.eval.evaluation import Job
-from harness.eval.pipeline import evaluate
+from harness.eval.pipeline import RunLabel, evaluate
 from harness.facts import gather
 from harness.problems.index import parse_problem
 from harness.store import Store
@@ -21,7 +21,8 @@ def test_worked_example_is_correct(tmp_path, kind):
     job = Job(problem, load_candidate(str(REPO / "prompts" / kind / "example_solution.py")))
     settings = load_settings(results_dir=tmp_path, timing={"budget_s": 3.0})
     with Store(settings.db) as store:
-        ((_, result),) = evaluate([job], device=discover("cuda"), settings=settings, store=store, run="ex", kind="eval")
+        ((_, result),) = evaluate([job], device=discover("cuda"), settings=settings, store=store,
+                                  run=RunLabel("ex", "eval"))
     print(f"\n{kind} example: {result.status}, {result.runtime_ms} ms vs {result.ref_runtime_ms} ms, "
           f"build {result.build.duration_s:.1f} s")
     assert result.status == "correct", result.error

@@ -6,7 +6,7 @@ from harness.config import load_settings
 from harness.device import discover, visible_gpus
 from harness.eval.candidate import load_candidate
 from harness.eval.evaluation import Job
-from harness.eval.pipeline import evaluate
+from harness.eval.pipeline import RunLabel, evaluate
 from harness.problems.index import resolve
 from harness.store import Store
 from tests.conftest import REPO, SOLUTIONS
@@ -31,7 +31,7 @@ def results(tmp_path_factory):
         jobs += [Job(problem, load_candidate(str(p))) for p in (wrong, OOB, correct)]
     settings = load_settings(results_dir=tmp_path_factory.mktemp("results"), timing={"budget_s": 3.0})
     with Store(settings.db) as store:
-        out = evaluate(jobs, device=discover("cuda"), settings=settings, store=store, run="gpu", kind="eval")
+        out = evaluate(jobs, device=discover("cuda"), settings=settings, store=store, run=RunLabel("gpu", "eval"))
     return {(r.problem_id, r.candidate_path): r for _, r in out}
 
 

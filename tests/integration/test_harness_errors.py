@@ -13,7 +13,7 @@ from harness.device import discover
 from harness.eval.build import BUILD_PROTOCOL, BuildOptions, build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
-from harness.eval.pipeline import evaluate
+from harness.eval.pipeline import RunLabel, evaluate
 from harness.fastbuild.maker import seal_pch
 from harness.problems.index import resolve
 from harness.report.leaderboard import leaderboard
@@ -63,7 +63,7 @@ def evaluate_sources(settings, sources: list[str], run: str, problem_path: Path 
     jobs = [Job(problem, candidate_from_source(source)) for source in sources]
     with Store(settings.db) as store:
         results = [result for _, result in evaluate(jobs, device=discover("cpu"), settings=settings, store=store,
-                                                    run=run, kind="eval")]
+                                                    run=RunLabel(run, "eval"))]
         return results, store.results(run)
 
 
