@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 import harness.eval.build
-import harness.eval.evaluation
+import harness.eval.children
+import harness.eval.verdict
 import harness.fastbuild.names
 from harness.config import load_settings
 from harness.device import discover
@@ -99,8 +100,8 @@ def test_a_build_child_that_cannot_start_is_a_harness_error(settings, source, mo
 
 
 def test_an_evaluation_child_that_cannot_start_is_a_harness_error(settings, source, monkeypatch):
-    broken = with_env(harness.eval.evaluation.eval_env, PYTHONHOME="/nonexistent")
-    monkeypatch.setattr(harness.eval.evaluation, "eval_env", broken)
+    broken = with_env(harness.eval.children.eval_env, PYTHONHOME="/nonexistent")
+    monkeypatch.setattr(harness.eval.children, "eval_env", broken)
     faulty, _ = evaluate_sources(settings, [source], "eval-child")
     assert faulty[0].build.status == "ok"
     monkeypatch.undo()
@@ -115,7 +116,7 @@ def test_an_exception_in_harness_code_is_that_job_s_harness_error_and_the_run_go
         if len(calls) == 1:
             raise ZeroDivisionError("a bug in the harness")
         return []
-    monkeypatch.setattr(harness.eval.evaluation, "plausibility_flags", broken_once)
+    monkeypatch.setattr(harness.eval.verdict, "plausibility_flags", broken_once)
     other = source.replace("fault_relu", "fault_relu_twin")
     faulty, _ = evaluate_sources(settings, [source, other], "bug")
     assert [r.status for r in faulty] == ["harness_error", "correct"]
