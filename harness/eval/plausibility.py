@@ -84,19 +84,29 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, against: Yardst
     bound = ceiling_ms(baseline, against.peaks, device, dtype)
     if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
         flags.append(FASTER_THAN_LIGHT)
-    reference = report.ref_runtime
-    if not contended and (ran_beside(report) or slowed(reference, baseline) and slowed(reference, fresh or baseline)):
+    beside = reference_slowed(report, baseline, contended)
+    if beside or (beside is None and slowed(report.ref_runtime, fresh or baseline)):
         flags.append(REFERENCE_SLOWED)
     return flags
 
 
+def reference_slowed(report: WorkerReport, baseline: Baseline | None, contended: bool) -> bool | None:
+    """The one rule for reference_slowed: True when a thread of the candidate's ran beside the timed reference;
+    False when the reference was not slower than the clean baseline, or other processes explain it (`contended`);
+    None when it was slower with nothing else to explain it, so only the reference measured clean again can tell
+    (wants_fresh_baseline)."""
+    if contended or report.ref_runtime is None:
+        return False
+    if ran_beside(report):
+        return True
+    return None if slowed(report.ref_runtime, baseline) else False
+
+
 def wants_fresh_baseline(report: WorkerReport, baseline: Baseline | None, gpu_contended: bool) -> bool:
-    """Whether reference_slowed would rest on the clean baseline alone: the reference ran slower beside the candidate
-    than in a clean process, with nothing else to explain it. Then the caller measures the reference clean again and
-    passes it as plausibility_flags' `fresh`."""
-    return (report.status == "correct" and report.runtime is not None and report.ref_runtime is not None
-            and not (gpu_contended or cores_contended(report) or ran_beside(report))
-            and slowed(report.ref_runtime, baseline))
+    """Whether reference_slowed rests on the clean baseline alone; then the caller measures the reference clean
+    again and passes it as plausibility_flags' `fresh`."""
+    return (report.status == "correct" and report.runtime is not None
+            and reference_slowed(report, baseline, gpu_contended or cores_contended(report)) is None)
 
 
 def ran_beside(report: WorkerReport) -> bool:
