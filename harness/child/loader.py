@@ -82,12 +82,9 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
             index, name = next(counter), str(bound.arguments["name"])
             is_module = bound.arguments.get("is_python_module", True)
             if mode == "load" and index < len(manifest) and manifest[index]["name"] == name:
-                entry = manifest[index]
-                if "failed" in entry:  # failed in the build child: the same failure, without compiling again
-                    raise _build_failure(RuntimeError(entry["failed"]))
-                if Path(entry["file"]).is_file():
-                    return _loaded(cpp_ext._import_module_from_library(entry["module"], entry["dir"],
-                                                                       entry["is_python_module"]))
+                recorded = _recorded(cpp_ext, manifest[index])
+                if recorded is not None:
+                    return recorded
             home = directory if mode == "build" else scratch or directory
             target = home / f"ext{index}_{re.sub(r'[^A-Za-z0-9_]', '_', name)[:64]}"
             target.mkdir(parents=True, exist_ok=True)
@@ -116,6 +113,16 @@ def install_extension_loader(directory: Path, mode: Literal["build", "load"],
     cpp_ext.load_inline = wrap(cpp_ext.load_inline, with_pch=accelerate)
     cpp_ext.load = wrap(cpp_ext.load, with_pch=False)  # `load` gets no implicit torch/extension.h
     return manifest
+
+
+def _recorded(cpp_ext, entry: dict):
+    """What the build child recorded for this call: its module, imported directly (None: its file is gone, so build
+    again); a failure it recorded raises the same failure, without compiling again."""
+    if "failed" in entry:
+        raise _build_failure(RuntimeError(entry["failed"]))
+    if not Path(entry["file"]).is_file():
+        return None
+    return _loaded(cpp_ext._import_module_from_library(entry["module"], entry["dir"], entry["is_python_module"]))
 
 
 def _nvcc_driver(cpp_ext, accelerate: bool, sole_cu: bool):
