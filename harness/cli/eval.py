@@ -96,7 +96,7 @@ EVAL_COLUMNS = (
     Column("speedup"), Column("vs compile", gives_way=4, short="vs cmp"), Column("ms", gives_way=2),
     Column("ref ms", gives_way=5), Column("% SOL", gives_way=4, short="SOL"),
     Column("coverage", gives_way=5, short="cov"),
-    Column("max abs err", gives_way=7, short="err"), Column("flags", "text", gives_way=1))
+    Column("max abs err", gives_way=7, short="err"), Column("flags", "name", gives_way=1))
 
 
 def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext], width: int | None = None) -> None:

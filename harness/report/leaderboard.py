@@ -226,11 +226,11 @@ PROBLEM_COLUMNS = (
     Column("problem", "name"), Column("cands", gives_way=7, short="n"), Column("best speedup", short="best"),
     Column("vs compile", gives_way=3, short="vs cmp"), Column("ref ms", gives_way=4),
     Column("best ms", gives_way=2, short="ms"), Column("% SOL", gives_way=3, short="SOL"),
-    Column("coverage", gives_way=5, short="cov"), Column("statuses", "text", gives_way=6),
-    Column("flags", "text", gives_way=1))
+    Column("coverage", gives_way=5, short="cov"), Column("statuses", "name", gives_way=6),
+    Column("flags", "name", gives_way=1))
 FLAGGED_COLUMNS = (
     Column("problem", "name"), Column("candidate", "path", gives_way=3), Column("measured speedup", short="speedup"),
-    Column("ms", gives_way=2), Column("flags", "text", gives_way=1))
+    Column("ms", gives_way=2), Column("flags", "name", gives_way=1))
 APART_COLUMNS = (Column("problem", "name"), Column("candidate", "path", gives_way=2))
 RUN_COLUMNS = (
     Column("run", "name"), Column("model", "name", gives_way=5), Column("device", "name", gives_way=9),

@@ -19,8 +19,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-# name: kept whole; path: kept whole or loses leading folders; number: right-aligned, whole; text: wraps at words;
-# line: one line, cut at a word when room is short
+# name: on one line, whole (a name, or a list such as flags that is read whole or not at all); path: whole, or loses
+# leading folders; number: right-aligned, whole; text: prose, wraps at words; line: one line, cut at a word
 Kind = Literal["name", "path", "number", "text", "line"]
 SHRINKS = ("path", "line")
 ELLIPSIS = "…"
