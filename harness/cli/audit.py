@@ -6,10 +6,9 @@ import argparse
 from pathlib import Path
 
 from rich.markup import escape
-from rich.table import Table
 
 from harness.checks import CHECK_NAMES, check_spec
-from harness.cli.console import UsageError, emit_json, err, out, problem_root
+from harness.cli.console import UsageError, emit_json, err, out, problem_root, table_width
 from harness.cli.options import settings_from
 from harness.cli.progress import ConsoleEvents
 from harness.device import discover
@@ -19,8 +18,9 @@ from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import RunLabel, evaluate
 from harness.problems.screen import screen
+from harness.report.labels import not_counted, times
 from harness.report.leaderboard import STATUS_STYLE
-from harness.report.tables import name_column, number_column, print_table
+from harness.report.tables import Column, print_table
 from harness.store import Store
 from harness.types import HARNESS_ERROR, EvalResult
 
@@ -71,7 +71,7 @@ def cmd_audit(args) -> int:
         for row in rows:
             emit_json(row)
     else:
-        print_audit(rows, results[0].device_name if results else device.name)
+        print_audit(rows, results[0].device_name if results else device.name, table_width(args))
     faults = sum(r.status == HARNESS_ERROR for r in results)
     if faults:
         raise HarnessFailed(faults, "the harness or the machine failed, not the answer; run the same command again")
@@ -101,25 +101,22 @@ def claim_cell(row: dict) -> str:
     return "correct" + (f" [dim]({row['claim_check_compared']} outputs, then ours stopped)[/]" if stopped else "")
 
 
-def print_audit(rows: list[dict], device: str) -> None:
+AUDIT_COLUMNS = (
+    Column("answer", "name"), Column("problem", "name", gives_way=3), Column("status", "name"),
+    Column("claim's check", "text", gives_way=2, short="theirs"), Column("claimed"), Column("measured"),
+    Column("measured/claimed", gives_way=1, short="ratio"), Column("reason", "text", gives_way=4))
+
+
+def print_audit(rows: list[dict], device: str, width: int | None) -> None:
     claims = ", ".join(sorted({r["claim_check"] for r in rows if r["claim_check"]})) or "-"
     ours = ", ".join(sorted({r["check"] for r in rows}))
-    table = Table(title=escape(f"audit on {device}: measured against claimed; status by our check ({ours}), beside "
-                               f"the claim's own ({claims})"), title_justify="left")
-    name_column(table, "answer")
-    name_column(table, "problem")
-    table.add_column("status")
-    table.add_column("claim's check", overflow="fold")
-    for header in ("claimed", "measured", "measured/claimed"):
-        number_column(table, header)
-    table.add_column("reason", overflow="fold")
-    for row in rows:
-        counted = row["speedup"] if row["counted"] else None
-        table.add_row(escape(row["label"]), escape(row["problem"]),
-                      f"[{STATUS_STYLE[row['status']]}]{row['status']}[/]", claim_cell(row), _x(row["claimed_speedup"]),
-                      _x(counted) if counted else ("-" if row["speedup"] is None else f"({_x(row['speedup'])})"),
-                      _x(row["measured_vs_claimed"]), escape(row["reason"]))
-    print_table(out, table)
+    cells = [(escape(row["label"]), escape(row["problem"]), f"[{STATUS_STYLE[row['status']]}]{row['status']}[/]",
+              claim_cell(row), times(row["claimed_speedup"]),
+              times(row["speedup"]) if row["counted"] else not_counted(row["speedup"]),
+              times(row["measured_vs_claimed"]), escape(row["reason"])) for row in rows]
+    print_table(out, AUDIT_COLUMNS, cells, width=width,
+                title=escape(f"audit on {device}: measured against claimed; status by our check ({ours}), beside "
+                             f"the claim's own ({claims})"))
     claimed = [r for r in rows if r["claimed_speedup"]]
     held = sum(1 for r in claimed if r["measured_vs_claimed"] and r["measured_vs_claimed"] >= 0.9)
     out.print(f"{len(rows)} answers: {sum(r['counted'] for r in rows)} correct and counted; "
@@ -127,6 +124,3 @@ def print_audit(rows: list[dict], device: str) -> None:
               + ("; a speedup in parentheses is measured but not counted (see its reason)"
                  if any(r["speedup"] and not r["counted"] for r in rows) else ""))
 
-
-def _x(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}x"

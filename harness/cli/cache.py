@@ -6,14 +6,14 @@ from __future__ import annotations
 import argparse
 
 from rich.markup import escape
-from rich.table import Table
 
-from harness.cli.console import emit_json, out
+from harness.cli.console import emit_json, out, table_width, wide_option
 from harness.config import store_settings
 from harness.eval.cache import IN_USE_S, Entry, entries, prune
-from harness.report.tables import name_column, number_column, print_table
+from harness.report.tables import Column, print_table
 
 GB = 1e9
+COLUMNS = (Column("cache", "name"), Column("entries", gives_way=1), Column("GB"), Column("where", "text", gives_way=2))
 KINDS = (("build", "builds"), ("triton", "Triton kernels"), ("pch", "precompiled headers"))  # cache.Entry.kind
 
 
@@ -32,6 +32,7 @@ def add_parser(sub, store_opts: argparse.ArgumentParser) -> None:
                                                                    "cache_max_gb setting; 0: everything not in use)")
     cache.add_argument("--json", action="store_true", help="JSON Lines: one object per cache (cache: build, triton "
                                                            "or pch; entries, bytes, dirs, removed, max_gb)")
+    wide_option(cache)
     cache.set_defaults(func=cmd_cache)
 
 
@@ -56,13 +57,8 @@ def cmd_cache(args) -> int:
         return 0
     if args.action == "prune":
         out.print(f"removed {len(removed)} entries, {sum(e.bytes for e in removed) / GB:.2f} GB")
-    table = Table(title=f"caches (cap {settings.cache_max_gb:g} GB: cache_max_gb)", title_justify="left")
-    name_column(table, "cache")
-    number_column(table, "entries")
-    number_column(table, "GB")
-    name_column(table, "where")
-    for kind, label in KINDS:
-        t = left[kind]
-        table.add_row(label, str(t["entries"]), f"{t['bytes'] / GB:.2f}", escape(", ".join(t["dirs"]) or "-"))
-    print_table(out, table)
+    rows = [(label, str(left[kind]["entries"]), f"{left[kind]['bytes'] / GB:.2f}",
+             escape(", ".join(left[kind]["dirs"]) or "-")) for kind, label in KINDS]
+    print_table(out, COLUMNS, rows, width=table_width(args),
+                title=f"caches (cap {settings.cache_max_gb:g} GB: cache_max_gb)")
     return 0

@@ -30,13 +30,26 @@ from harness.problems import index as problem_index
 
 
 def _width(stream) -> int | None:
-    """Rich's own width on a terminal or with $COLUMNS; piped into a file or a log, tables get room for every
-    column instead of rich's 80, where the leaderboard's cells would be cut to a letter."""
+    """Rich's own width on a terminal or with $COLUMNS; piped into a file or a log, prose gets 200 columns rather
+    than rich's 80 (tables are printed whole there: report/tables.py)."""
     return None if stream.isatty() or os.environ.get("COLUMNS") else 200
 
 
 out = Console(width=_width(sys.stdout))
 err = Console(stderr=True, width=_width(sys.stderr))
+
+
+def wide_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wide", action="store_true", help="print tables whole, every column, however wide (piped "
+                                                            "output always is, unless $COLUMNS is set)")
+
+
+def table_width(args: argparse.Namespace) -> int | None:
+    """The width tables are fitted to: the terminal's, or $COLUMNS where set; None (every column, whole) with
+    --wide, or on a pipe, where nothing wraps and a reader greps or reads the whole."""
+    if getattr(args, "wide", False) or not (out.is_terminal or os.environ.get("COLUMNS")):
+        return None
+    return out.width
 
 
 class Parser(argparse.ArgumentParser):

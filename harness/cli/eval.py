@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 
 from rich.markup import escape
-from rich.table import Table
 
-from harness.cli.console import UsageError, emit_json, err, fmt, out, problem_root
+from harness.cli.console import UsageError, emit_json, err, fmt, out, problem_root, table_width
 from harness.cli.options import settings_from
 from harness.cli.problems import memory_filter
 from harness.cli.progress import ConsoleEvents
@@ -18,7 +17,9 @@ from harness.eval.context import ProblemContext, contexts_for
 from harness.eval.pipeline import RunLabel, candidate_jobs, evaluate
 from harness.problems import index as problem_index
 from harness.problems.screen import screen
+from harness.report.labels import LEGEND, ms, not_counted, pct, times
 from harness.report.leaderboard import STATUS_STYLE
+from harness.report.tables import Column, print_table
 from harness.store import Store
 from harness.types import HARNESS_ERROR, EvalResult
 
@@ -72,7 +73,7 @@ def cmd_eval(args) -> int:
                 }
             )
     else:
-        print_results(results, contexts)
+        print_results(results, contexts, table_width(args))
     faults = sum(r.status == HARNESS_ERROR for r in results)
     if faults:
         raise HarnessFailed(faults, "the harness or the machine failed, not the candidate; nothing was cached, run "
@@ -90,38 +91,49 @@ def workloads_cell(r: EvalResult) -> str:
     return f"{right}/{len(r.workloads)}" + (f" ({skipped} skipped)" if skipped else "")
 
 
-def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]) -> None:
+EVAL_COLUMNS = (
+    Column("candidate", "path", gives_way=3), Column("status", "name"), Column("workloads", gives_way=6, short="wl"),
+    Column("speedup"), Column("vs compile", gives_way=4, short="vs cmp"), Column("ms", gives_way=2),
+    Column("ref ms", gives_way=5), Column("% SOL", gives_way=4, short="SOL"),
+    Column("coverage", gives_way=5, short="cov"),
+    Column("max abs err", gives_way=7, short="err"), Column("flags", "name", gives_way=1))
+
+
+def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext], width: int | None = None) -> None:
     problems = sorted({r.problem_id for r in results})
     device = results[0].device_name if results else ""
     dtypes = sorted({r.dtype for r in results if r.dtype != "float32"})  # fp32 is the default, said nowhere
     title = f"{', '.join(problems)} on {device}" + (f" in {', '.join(dtypes)}" if dtypes else "")
-    table = Table(title=escape(title), title_justify="left")
-    numbers = ("speedup", "vs compile", "ms", "ref ms", "% SOL", "coverage", "max abs err")
     several = any(len(r.workloads) > 1 for r in results)
-    for name in ("candidate", "status", *(("workloads",) if several else ()), *numbers, "flags"):
-        table.add_column(
-            name,
-            justify="right" if name in numbers else "left",
-            overflow="fold",
-            no_wrap=name not in ("candidate", "flags"),
-        )
+    rows: list[dict[str, str]] = []
     for r in results:
         ctx = contexts.get(r.problem_sha256, ProblemContext())
         vs_compile, sol = ctx.vs_compile(r.speedup), ctx.sol_fraction(r.runtime_ms)
-        table.add_row(
-            escape(r.candidate_label),
-            f"[{STATUS_STYLE[r.status]}]{r.status}[/]" + (" [dim](cached)[/]" if r.cached else ""),
-            *((workloads_cell(r),) if several else ()),
-            fmt(r.speedup, ".2f") + ("x" if r.speedup is not None else ""),
-            fmt(vs_compile, ".2f") + ("x" if vs_compile is not None else ""),
-            fmt(r.runtime_ms, ".3f"),
-            fmt(r.ref_runtime_ms, ".3f"),
-            fmt(sol and 100 * sol, ".0f"),
-            (r.coverage.percent if r.coverage else "-"),
-            fmt(r.check.max_abs_err if r.check else None, ".2e"),
-            ", ".join(r.flags),
-        )
-    out.print(table)
+        measured = r.status == "correct" and not r.counted  # its speed is shown, marked as not counted
+        rows.append({
+            "candidate": escape(r.candidate_label),
+            "status": f"[{STATUS_STYLE[r.status]}]{r.status}[/]" + (" [dim](cached)[/]" if r.cached else ""),
+            "workloads": workloads_cell(r),
+            "speedup": not_counted(r.speedup) if measured else times(r.speedup),
+            "vs compile": not_counted(vs_compile) if measured else times(vs_compile),
+            "ms": ms(r.runtime_ms),
+            "ref ms": ms(r.ref_runtime_ms),
+            "% SOL": pct(sol),
+            "coverage": pct(r.coverage.share) if r.coverage else "-",
+            "max abs err": fmt(r.check.max_abs_err if r.check else None, ".2e"),
+            "flags": ", ".join(r.flags),
+        })
+    columns = [c for c in EVAL_COLUMNS if several or c.header != "workloads"]  # one workload: nothing to count
+    print_table(out, columns, [tuple(row[c.header] for c in columns) for row in rows], width=width,
+                title=escape(title))
+    if any(r.status == "correct" and not r.counted and r.speedup is not None for r in results):
+        out.print(f"[dim]{escape(LEGEND)}[/]", highlight=False)
+    print_errors(results)
+
+
+def print_errors(results: list[EvalResult]) -> None:
+    """What went wrong with each result that has an error: its message, its workloads, the compiler's or its own
+    output."""
     for r in results:
         if not r.error:  # a correct result has one only where its low coverage has a cause to quote
             continue

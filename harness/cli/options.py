@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.checks import CHECK_NAMES
 from harness.cli.config import config_option
-from harness.cli.console import positive
+from harness.cli.console import positive, wide_option
 from harness.config import DTYPE_CHOICES, Settings, load_settings
 from harness.types import TARGETS
 
@@ -46,6 +46,7 @@ def select_options(problems: argparse.ArgumentParser, store: argparse.ArgumentPa
     add("--run", metavar="NAME", help="run name the results are stored under (default: `eval` for eval, a new "
         "dated name for run and generate)")
     add("--json", action="store_true", help="machine-readable output on stdout: JSON Lines, one object per line")
+    wide_option(opts)
     add("--dtype", choices=DTYPE_CHOICES,
         help="precision of floating inputs and parameters (default fp32); tolerances follow it (fp32 1e-4, "
              "fp16/bf16 1e-2, or a problem's own where looser), and baselines are measured and stored per dtype")

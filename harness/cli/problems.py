@@ -15,7 +15,6 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.syntax import Syntax
-from rich.table import Table
 
 from harness.cli.console import (
     UsageError,
@@ -25,13 +24,16 @@ from harness.cli.console import (
     out,
     positive,
     problem_root,
+    table_width,
+    wide_option,
 )
 from harness.config import load_settings
 from harness.device import visible_gpus
 from harness.problems import gate
 from harness.problems import index as problem_index
 from harness.process import write_atomic
-from harness.report.tables import name_column, print_table
+from harness.report.labels import ms
+from harness.report.tables import Column, print_table
 from harness.types import TARGETS, GateResult, Problem, Target
 
 
@@ -49,17 +51,21 @@ def cmd_problems_list(args) -> int:
                        "description": p.description, "sha256": p.sha256, "tags": list(p.tags),
                        "memory_gb": p.memory_gb})
         return 0
-    table = Table()
-    for name in ("id", "level", "target"):
-        name_column(table, name)
-    table.add_column("tags")
-    table.add_column("description")
-    for p in found:
-        table.add_row(escape(p.id), "-" if p.level is None else str(p.level), p.target, escape(", ".join(p.tags)),
-                      escape(p.description))
-    print_table(out, table)
+    rows = [(escape(p.id), "-" if p.level is None else str(p.level), p.target, escape(", ".join(p.tags)),
+             escape(p.description)) for p in found]
+    print_table(out, LIST_COLUMNS, rows, width=table_width(args))
     out.print(f"{len(found)} problems in {problem_root(args)}")
     return 0
+
+
+LIST_COLUMNS = (Column("id", "name"), Column("level", "name", gives_way=2), Column("target", "name", gives_way=3),
+                Column("tags", "line", gives_way=5), Column("description", "line", gives_way=5))
+GATE_COLUMNS = (Column("problem", "name"), Column("gate", "name", gives_way=5), Column("result", "name"),
+                Column("eager ms", gives_way=2), Column("peak GB", gives_way=3), Column("output", "text", gives_way=1),
+                Column("MB moved", gives_way=4, short="MB"), Column("GFLOP", gives_way=4))
+WORKLOAD_COLUMNS = (Column("workload", "name"), Column("shown", "name", gives_way=3),
+                    Column("timed", "name", gives_way=4), Column("weight", gives_way=4),
+                    Column("constants", "text", gives_way=2), Column("about", "text", gives_way=1))
 
 
 def memory_filter(problems: list, limit: float | None) -> list:
@@ -123,7 +129,7 @@ def cmd_problems_validate(args) -> int:
         for message in malformed:
             emit_json({"problem": None, "passed": False, "reasons": [message]})
     else:
-        print_gate(results, malformed)
+        print_gate(results, malformed, table_width(args))
         static_only = sum(1 for r in results if r.mode == "static" and r.passed)
         out.print(f"{len(results) - len(failed)} passed ({static_only} of them static only"
                   + (", no GPU here" if not gpus and static_only else "") + f"), "
@@ -136,18 +142,13 @@ def gate_record(r: GateResult) -> dict:
     return {"problem": record.pop("problem_id"), **record}
 
 
-def print_gate(results: list[GateResult], malformed: list[str]) -> None:
-    table = Table(title_justify="left")
-    for name in ("problem", "gate", "result", "eager ms", "peak GB", "output", "MB moved", "GFLOP"):
-        table.add_column(name, justify="right" if name in ("eager ms", "peak GB", "MB moved", "GFLOP") else "left",
-                         overflow="fold")
-    for r in sorted(results, key=lambda r: r.problem_id):
-        table.add_row(escape(r.problem_id), f"{r.mode} {r.target}",
-                      "[green]pass[/]" if r.passed else "[red]FAIL[/]", fmt(r.eager_ms, ".3f"),
-                      fmt(r.peak_memory_gb, ".2f"), escape(", ".join(r.outputs)),
-                      fmt(r.bytes_moved / 1e6 if r.bytes_moved else None, ",.1f"),
-                      fmt(r.flops / 1e9 if r.flops else None, ",.2f"))
-    print_table(out, table)
+def print_gate(results: list[GateResult], malformed: list[str], width: int | None) -> None:
+    rows = [(escape(r.problem_id), f"{r.mode} {r.target}", "[green]pass[/]" if r.passed else "[red]FAIL[/]",
+             ms(r.eager_ms), fmt(r.peak_memory_gb, ".2f"), escape(", ".join(r.outputs)),
+             fmt(r.bytes_moved / 1e6 if r.bytes_moved else None, ",.1f"),
+             fmt(r.flops / 1e9 if r.flops else None, ",.2f"))
+            for r in sorted(results, key=lambda r: r.problem_id)]
+    print_table(out, GATE_COLUMNS, rows, width=width)
     for r in results:
         for reason in r.reasons:
             out.print(f"[red]FAIL[/] {escape(r.problem_id)}: {escape(reason)}", highlight=False, soft_wrap=True)
@@ -202,22 +203,20 @@ def cmd_problems_show(args) -> int:
     if problem.atol is not None or problem.rtol is not None:
         out.print(f"tolerance: atol={problem.atol} rtol={problem.rtol}")
     if len(problem.workloads) > 1:
-        print_workloads(problem)
+        print_workloads(problem, table_width(args))
     out.print(Syntax(source, "python", line_numbers=False))
     return 0
 
 
-def print_workloads(problem) -> None:
-    table = Table(title="workloads", title_justify="left")
-    for name in ("workload", "shown", "timed", "weight", "constants", "about"):
-        table.add_column(name, justify="right" if name == "weight" else "left", overflow="fold")
+def print_workloads(problem, width: int | None) -> None:
+    rows = []
     for w in problem.workloads:
         constants = ", ".join(f"{c}={v}" for c, v in w.shown().items()) or "as written"
         if w.distribution != (1.0, 0.0):
             constants += f"; inputs x{w.scale:g} + {w.shift:g}"
-        table.add_row(escape(w.name), "public" if w.public else "held out", "yes" if w.timed else "",
-                      f"{w.weight:g}" if w.timed else "", escape(constants), escape(w.about))
-    print_table(out, table)
+        rows.append((escape(w.name), "public" if w.public else "held out", "yes" if w.timed else "",
+                     f"{w.weight:g}" if w.timed else "", escape(constants), escape(w.about)))
+    print_table(out, WORKLOAD_COLUMNS, rows, width=width, title="workloads")
 
 
 def add_parser(sub, problems_opts) -> None:
@@ -230,11 +229,13 @@ def add_parser(sub, problems_opts) -> None:
     plist.add_argument("--target", choices=TARGETS, help="only problems meant for this target")
     plist.add_argument("--json", action="store_true", help="JSON Lines: one object per problem (problem, level, "
                                                            "target, path, ...)")
+    wide_option(plist)
     plist.set_defaults(func=cmd_problems_list)
     pshow = psub.add_parser("show", parents=[problems_opts], help="show one problem",
                             description="Show a problem's metadata and source. ID or path to a .py file.")
     pshow.add_argument("problem", metavar="ID_OR_PATH")
     pshow.add_argument("--json", action="store_true", help="metadata and source as JSON")
+    wide_option(pshow)
     pshow.set_defaults(func=cmd_problems_show)
     pval = psub.add_parser(
         "validate", parents=[problems_opts], help="the quality gate: is each problem loadable, deterministic, "
@@ -258,6 +259,7 @@ def add_parser(sub, problems_opts) -> None:
     pval.add_argument("--results-dir", type=Path, metavar="DIR", help="where the gate's logs go (RESULTS_DIR/gate)")
     pval.add_argument("--json", action="store_true", help="JSON Lines: one verdict per problem (problem, passed, "
                                                           "reasons, ...; problem null for a file that is none)")
+    wide_option(pval)
     pval.set_defaults(func=cmd_problems_validate)
     pnew = psub.add_parser("new", parents=[problems_opts], help="write a documented template for a new problem",
                            description="Write problems/levelN/NAME.py (or problems/cpu/NAME.py with --level cpu) "

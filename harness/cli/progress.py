@@ -17,6 +17,7 @@ from rich.progress import (
 from harness.api import RunDone, RunEvents
 from harness.cli.console import err
 from harness.eval.pipeline import Events
+from harness.report.labels import not_counted, times
 from harness.report.leaderboard import STATUS_STYLE
 from harness.store import RunUsage
 from harness.types import BuildResult, Candidate, Completion, DeviceInfo, EvalResult
@@ -60,7 +61,8 @@ class ConsoleEvents(Events):
         if bar is not None and bar.total is not None and bar.completed < bar.total:
             self.progress.advance(bar.id)
         style = STATUS_STYLE[result.status]
-        speed = f" {result.speedup:.2f}x" if result.speedup is not None else ""
+        counted = result.counted or result.status != "correct"  # a flagged result's speed: measured, not counted
+        speed = f" {times(result.speedup) if counted else not_counted(result.speedup)}" if result.speedup else ""
         cached = " (cached)" if result.cached else ""
         covered = f" coverage {result.coverage.percent}" if result.coverage else ""
         flags = f" [yellow]\\[{escape(', '.join(result.flags))}][/]" if result.flags else ""

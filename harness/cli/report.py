@@ -15,7 +15,6 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.table import Table
 
 from harness.api import DEFAULT_SET
 from harness.cli.console import (
@@ -26,6 +25,8 @@ from harness.cli.console import (
     out,
     positive,
     problem_root,
+    table_width,
+    wide_option,
 )
 from harness.cli.options import problems_selector, selector
 from harness.cli.problems import memory_filter
@@ -36,6 +37,7 @@ from harness.eval.baseline import device_peaks, measure_baselines, trusted
 from harness.problems import index as problem_index
 from harness.process import write_atomic
 from harness.report.details import report_details
+from harness.report.labels import ms, pct
 from harness.report.leaderboard import (
     Leaderboard,
     ProblemContext,
@@ -46,7 +48,7 @@ from harness.report.leaderboard import (
     summary_record,
     to_csv,
 )
-from harness.report.tables import name_column, number_column, print_table
+from harness.report.tables import Column, print_table
 from harness.store import RunInfo, Store
 from harness.types import BASELINE_KINDS, TARGETS, Baseline, Peaks, Problem
 
@@ -128,27 +130,25 @@ def cmd_baseline(args) -> int:
             emit_json({"problem": r["problem"], "device": device.name, "target": device.target,
                        "dtype": settings.dtype, "peaks": peaks.model_dump() if peaks else None, **r})
         return 0
-    table = Table(title=f"baselines on {escape(device.name)} ({settings.dtype}); % SOL = lower bound / time",
-                  title_justify="left")
-    name_column(table, "problem")
-    for kind in kinds:
-        table.add_column(f"{KIND_LABEL[kind]} ms", justify="right")
-        table.add_column("% SOL", justify="right")
-    for name in ("SOL ms", "MB moved", "GFLOP"):
-        table.add_column(name, justify="right")
-    table.add_column("notes", overflow="fold")
+    columns = [Column("problem", "name")]
+    for n, kind in enumerate(kinds):
+        columns += [Column(f"{KIND_LABEL[kind]} ms", gives_way=3 if n else 0),
+                    Column(f"{KIND_LABEL[kind]} % SOL", gives_way=4, short="% SOL")]
+    columns += [Column("SOL ms", gives_way=5), Column("MB moved", gives_way=6, short="MB"),
+                Column("GFLOP", gives_way=6), Column("notes", "text", gives_way=2)]
+    rows = []
     for r in records:
         cells, notes = [], [r["error"]] if r["error"] else []
         for kind in kinds:
             b = r["baselines"].get(kind, {})
-            cells += [fmt(b.get("median_ms"), ".3f"), fmt(b.get("sol_fraction") and 100 * b["sol_fraction"], ".0f")]
+            cells += [ms(b.get("median_ms")), pct(b.get("sol_fraction"))]
             if b.get("error"):
                 notes.append(f"{KIND_LABEL[kind]}: {b['error'][:300]}")
-        table.add_row(escape(r["problem"]), *cells, fmt(r["sol_ms"], ".3f"),
-                      fmt(r["bytes_moved"] and r["bytes_moved"] / 1e6, ",.1f"),
-                      fmt(r["flops"] and r["flops"] / 1e9, ",.2f"),
-                      escape("; ".join(notes)))
-    print_table(out, table)
+        rows.append((escape(r["problem"]), *cells, ms(r["sol_ms"]),
+                     fmt(r["bytes_moved"] and r["bytes_moved"] / 1e6, ",.1f"),
+                     fmt(r["flops"] and r["flops"] / 1e9, ",.2f"), escape("; ".join(notes))))
+    print_table(out, columns, rows, width=table_width(args),
+                title=f"baselines on {escape(device.name)} ({settings.dtype}); % SOL = lower bound / time")
     return 0
 
 
@@ -248,9 +248,9 @@ def cmd_report(args) -> int:
                    else [summary_record(b.summary) for b in boards])
         out.file.write(to_csv(records))
     elif single:
-        render(boards[0], out)
+        render(boards[0], out, table_width(args))
     elif not args.html:
-        render_runs([b.summary for b in boards], out)
+        render_runs([b.summary for b in boards], out, table_width(args))
     return 0
 
 
@@ -272,18 +272,18 @@ def cmd_runs(args) -> int:
         for r in runs:
             emit_json(run_record(r))
         return 0
-    table = Table()
-    for name in ("run", "created", "kind", "model", "backend", "target", "device"):
-        name_column(table, name)
-    for name in ("evaluations", "answers", "tokens"):
-        number_column(table, name)
-    table.add_column("shown")
-    for r in runs:
-        table.add_row(escape(r.name), r.created_at, r.kind, escape(r.model or "-"), r.backend or "-", r.target,
-                      escape(r.device_name), str(r.evaluations), str(r.requests), f"{r.tokens:,}",
-                      "[dim]hidden[/]" if r.hidden else "yes")
-    print_table(out, table)
+    rows = [(escape(r.name), r.created_at, r.kind, escape(r.model or "-"), r.backend or "-", r.target,
+             escape(r.device_name), str(r.evaluations), str(r.requests), f"{r.tokens:,}",
+             "[dim]hidden[/]" if r.hidden else "yes") for r in runs]
+    print_table(out, RUNS_COLUMNS, rows, width=table_width(args))
     return 0
+
+
+RUNS_COLUMNS = (
+    Column("run", "name"), Column("created", "name", gives_way=3), Column("kind", "name", gives_way=4),
+    Column("model", "name", gives_way=2), Column("backend", "name", gives_way=6), Column("target", "name", gives_way=6),
+    Column("device", "name", gives_way=7), Column("evaluations", short="evals"),
+    Column("answers", gives_way=5), Column("tokens", gives_way=5), Column("shown", "name", gives_way=1))
 
 
 def add_parsers(sub, problems_opts, store_opts, store_only) -> None:
@@ -312,6 +312,7 @@ def add_parsers(sub, problems_opts, store_opts, store_only) -> None:
     base.add_argument("--json", action="store_true", help="JSON Lines: one object per problem, with the device, "
                                                           "its peaks, and each baseline's median, share of SOL and "
                                                           "error")
+    wide_option(base)
     base.set_defaults(func=cmd_baseline)
 
     rep = sub.add_parser(
@@ -332,6 +333,7 @@ def add_parsers(sub, problems_opts, store_opts, store_only) -> None:
     rep.add_argument("--price-in", type=float, metavar="USD", help="price per million prompt tokens (default: the "
                                                                     "run's own, if it was given)")
     rep.add_argument("--price-out", type=float, metavar="USD", help="price per million completion tokens")
+    wide_option(rep)
     rep.set_defaults(func=cmd_report)
     _runs_parser(sub, store_opts)
 
@@ -352,4 +354,5 @@ def _runs_parser(sub, store_opts) -> None:
     runs.add_argument("--json", action="store_true", help="JSON Lines: one object per run (run, created_at, kind, "
                                                           "model, backend, target, device, evaluations, answers, "
                                                           "tokens, hidden)")
+    wide_option(runs)
     runs.set_defaults(func=cmd_runs)

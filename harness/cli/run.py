@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Literal
 
 from rich.markup import escape
-from rich.table import Table
 
 from harness.api import Connection, RunDone, RunRequest, run
-from harness.cli.console import UsageError, emit_json, err, out, positive, problem_root
+from harness.cli.console import UsageError, emit_json, err, out, positive, problem_root, table_width
 from harness.cli.options import problems_selector, selector, settings_from
 from harness.cli.progress import RunConsoleEvents
 from harness.report.leaderboard import render
-from harness.report.tables import name_column, number_column, print_table
+from harness.report.tables import Column, print_table
 from harness.types import BACKENDS, Sampling
 
 # Flags that shape what a run generates: stored with the run, and taken from it on --resume. (--base-url
@@ -92,7 +91,7 @@ def cmd_run(args) -> int:
     if args.json:
         emit_json(board.model_dump())
     else:
-        render(board, out)
+        render(board, out, table_width(args))
     return 0
 
 
@@ -102,22 +101,17 @@ def cmd_generate(args) -> int:
         for outcome in done.outcomes:
             emit_json({"run": done.name, **outcome.summary()})
         return 0
-    table = Table(title=f"run {escape(done.name)}", title_justify="left")
-    name_column(table, "problem")
-    number_column(table, "sample")
-    name_column(table, "candidate")
-    number_column(table, "tokens")
-    for o in done.outcomes:
-        table.add_row(
-            escape(o.problem.id),
-            str(o.sample),
-            (escape(o.candidate.path or o.candidate.sha256[:12]) if o.candidate
-             else f"[dim]no_code: {escape(o.reason or '')}[/]"),
-            str(o.completion.usage.prompt_tokens + o.completion.usage.completion_tokens)
-            + (" (cached)" if o.completion.cached else ""),
-        )
-    print_table(out, table)
+    rows = [(escape(o.problem.id), str(o.sample),
+             (escape(o.candidate.path or o.candidate.sha256[:12]) if o.candidate
+              else f"[dim]no_code: {escape(o.reason or '')}[/]"),
+             f"{o.completion.usage.prompt_tokens + o.completion.usage.completion_tokens:,}"
+             + (" (cached)" if o.completion.cached else "")) for o in done.outcomes]
+    print_table(out, GENERATED_COLUMNS, rows, width=table_width(args), title=f"run {escape(done.name)}")
     return 0
+
+
+GENERATED_COLUMNS = (Column("problem", "name"), Column("sample", gives_way=2), Column("candidate", "path", gives_way=1),
+                     Column("tokens", gives_way=3))
 
 
 def _run(args, mode: Literal["run", "generate"]) -> RunDone:

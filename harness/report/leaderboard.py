@@ -17,11 +17,11 @@ from statistics import median
 from pydantic import Field
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from harness.eval.context import ProblemContext, contexts_for
 from harness.flags import UNINFORMATIVE
-from harness.report.tables import name_column, number_column, print_table
+from harness.report.labels import LEGEND, flagged_line, ms, not_counted, pct, times
+from harness.report.tables import Column, print_table
 from harness.store import RunInfo, RunUsage, Store
 from harness.types import HARNESS_ERROR, VERDICTS, EvalResult, Frozen
 
@@ -217,98 +217,110 @@ def first_line(text: str | None) -> str:
     return (text or "-").splitlines()[0][:200]
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.0%}"
-
-
-def _x(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}x"
-
-
-def _ms(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
 STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "yellow", "runtime_error": "magenta",
                 "timeout": "magenta", "rejected": "red", "no_code": "dim", "harness_error": "bold red"}
 
+# Each table's columns, declared once: how they read, and the order they give way in on a narrow terminal
+# (report/tables.py; highest first, 0 never).
+PROBLEM_COLUMNS = (
+    Column("problem", "name"), Column("cands", gives_way=7, short="n"), Column("best speedup", short="best"),
+    Column("vs compile", gives_way=3, short="vs cmp"), Column("ref ms", gives_way=4),
+    Column("best ms", gives_way=2, short="ms"), Column("% SOL", gives_way=3, short="SOL"),
+    Column("coverage", gives_way=5, short="cov"), Column("statuses", "name", gives_way=6),
+    Column("flags", "name", gives_way=1))
+FLAGGED_COLUMNS = (
+    Column("problem", "name"), Column("candidate", "path", gives_way=3), Column("measured speedup", short="speedup"),
+    Column("ms", gives_way=2), Column("flags", "name", gives_way=1))
+APART_COLUMNS = (Column("problem", "name"), Column("candidate", "path", gives_way=2))
+RUN_COLUMNS = (
+    Column("run", "name"), Column("model", "name", gives_way=5), Column("device", "name", gives_way=9),
+    Column("dtype", "name", gives_way=10), Column("problems", gives_way=6, short="probs"),
+    Column("correct", gives_way=3, short="ok"), *(Column(f"fast_{p:g}", gives_way=8 if p != 1 else 2,
+                                                        short=f"f{p:g}") for p in FAST_P),
+    Column("geomean"), Column("vs compile", gives_way=4, short="vs cmp"), Column("% SOL", gives_way=4, short="SOL"),
+    Column("tokens", gives_way=7), Column("cost", gives_way=7))
 
-def render(board: Leaderboard, console: Console) -> None:
-    """One run: a row per problem, the flagged results, and the summary line."""
-    table = Table(title=f"run {board.summary.run}" + (f" ({board.summary.dtype})" if board.summary.dtype else ""),
-                  title_justify="left")
-    name_column(table, "problem")
-    for name in ("cands", "best speedup", "vs compile", "ref ms", "best ms", "% SOL", "coverage"):
-        number_column(table, name)
-    table.add_column("statuses")
-    table.add_column("flags")
+
+def _best_cells(row: ProblemRow, flagged: list[FlaggedRow]) -> tuple[str, str, tuple[str, ...]]:
+    """A problem's best speedup, time and flags: its counted best, else its fastest flagged result in the
+    not-counted notation, so a busy machine's board still shows what was measured and why it is not counted."""
+    if row.best_speedup is not None or not flagged:
+        return times(row.best_speedup), ms(row.best_runtime_ms), row.flags
+    fastest = max(flagged, key=lambda f: f.speedup if f.speedup is not None else -math.inf)
+    shown = ms(fastest.runtime_ms)
+    return not_counted(fastest.speedup), shown if fastest.runtime_ms is None else f"({shown})", fastest.flags
+
+
+def render(board: Leaderboard, console: Console, width: int | None = None) -> None:
+    """One run: a row per problem, the flagged results, and the summary; fitted to `width` (None: whole)."""
+    flagged_by_problem: dict[str, list[FlaggedRow]] = {}
+    for f in board.flagged:
+        flagged_by_problem.setdefault(f.problem, []).append(f)
+    rows = []
     for row in board.problems:
+        speedup, best_ms, flags = _best_cells(row, flagged_by_problem.get(row.problem, []))
         statuses = " ".join(f"[{STATUS_STYLE[s]}]{s} {n}[/]" for s, n in row.statuses.items())
-        table.add_row(row.problem, str(row.candidates), _x(row.best_speedup), _x(row.best_vs_compile),
-                      _ms(row.ref_runtime_ms), _ms(row.best_runtime_ms), _pct(row.sol_fraction),
-                      _pct(row.best_coverage), statuses,
-                      ", ".join(row.flags))
-    print_table(console, table)
+        rows.append((escape(row.problem), str(row.candidates), speedup, times(row.best_vs_compile),
+                     ms(row.ref_runtime_ms), best_ms, pct(row.sol_fraction), pct(row.best_coverage), statuses,
+                     ", ".join(flags)))
+    title = f"run {board.summary.run}" + (f" ({board.summary.dtype})" if board.summary.dtype else "")
+    print_table(console, PROBLEM_COLUMNS, rows, width=width, title=escape(title))
     if board.flagged:
-        flagged = Table(title="flagged: correct, but not counted (speed not trusted)", title_justify="left")
-        name_column(flagged, "problem")
-        name_column(flagged, "candidate")
-        number_column(flagged, "claimed speedup")
-        number_column(flagged, "ms")
-        flagged.add_column("flags")
-        for flagged_row in board.flagged:
-            flagged.add_row(flagged_row.problem, flagged_row.candidate, _x(flagged_row.speedup),
-                            _ms(flagged_row.runtime_ms), f"[red]{', '.join(flagged_row.flags)}[/]")
-        print_table(console, flagged)
+        print_table(console, FLAGGED_COLUMNS,
+                    [(escape(f.problem), escape(f.candidate), not_counted(f.speedup), ms(f.runtime_ms),
+                      f"[red]{', '.join(f.flags)}[/]") for f in board.flagged],
+                    width=width, title="flagged: correct, but not counted (the speed it measured is not trusted)")
     if board.uninformative:
-        _apart(console, "uninformative problems: verdicts that say nothing (the reference output cannot tell right "
-                        "from wrong at its tolerance), in no number", ("status", "why"),
-               [(row.problem, row.candidate, row.status, f"[yellow]{escape(row.reason)}[/]")
+        _apart(console, width, "uninformative problems: verdicts that say nothing (the reference output cannot tell "
+                               "right from wrong at its tolerance), in no number",
+               (Column("status", "name", gives_way=1), Column("why", "text")),
+               [(escape(row.problem), escape(row.candidate), row.status, f"[yellow]{escape(row.reason)}[/]")
                 for row in board.uninformative])
     if board.harness_errors:
-        _apart(console, "harness errors: no verdict (the harness or the machine failed; the next run retries them)",
-               ("error",), [(row.problem, row.candidate, f"[bold red]{escape(first_line(row.error))}[/]")
-                            for row in board.harness_errors])
+        _apart(console, width, "harness errors: no verdict (the harness or the machine failed; the next run "
+                               "retries them)", (Column("error", "text"),),
+               [(escape(row.problem), escape(row.candidate), f"[bold red]{escape(first_line(row.error))}[/]")
+                for row in board.harness_errors])
+    _summary(board, console)
+
+
+def _summary(board: Leaderboard, console: Console) -> None:
     s = board.summary
-    fast = "  ".join(f"fast_{p}={_pct(v)}" for p, v in s.fast_p.items())
-    console.print(f"{s.problems} problems, {s.candidates} candidates | compiled {_pct(s.compile_rate)} | "
-                  f"correct {_pct(s.correct_rate)} | {fast} | geomean speedup {_x(s.geomean_speedup)}"
-                  + (f" (vs compile {_x(s.geomean_vs_compile)})" if s.geomean_vs_compile else "")
-                  + (f" | median {_pct(s.median_sol)} of SOL" if s.median_sol else "")
-                  + (f" | {s.flagged} flagged, not counted" if s.flagged else "")
+    fast = "  ".join(f"fast_{p}={pct(v)}" for p, v in s.fast_p.items())
+    console.print(f"{s.problems} problems, {s.candidates} candidates | compiled {pct(s.compile_rate)} | "
+                  f"correct {pct(s.correct_rate)} | {fast} | geomean speedup {times(s.geomean_speedup)}"
+                  + (f" (vs compile {times(s.geomean_vs_compile)})" if s.geomean_vs_compile else "")
+                  + (f" | median {pct(s.median_sol)} of SOL" if s.median_sol else "")
                   + (f" | {s.uninformative} on uninformative problems, in no rate" if s.uninformative else "")
-                  + (f" | [bold red]{s.harness_errors} harness errors, no verdict[/]" if s.harness_errors else ""))
+                  + (f" | [bold red]{s.harness_errors} harness errors, no verdict[/]" if s.harness_errors else ""),
+                  highlight=False)
+    if board.flagged:
+        correct = s.funnel.correct if s.funnel else len(board.flagged)
+        console.print(f"[yellow]{escape(flagged_line((f.flags for f in board.flagged), correct))}[/]",
+                      highlight=False)
+        console.print(f"[dim]{escape(LEGEND)}[/]", highlight=False)
     if any(row.best_speedup and row.best_vs_compile is None for row in board.problems):
         console.print("[dim]vs compile: `harness baseline` measures the torch.compile baselines[/]")
 
 
-def _apart(console: Console, title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def _apart(console: Console, width: int | None, title: str, columns: tuple[Column, ...],
+           rows: list[tuple[str, ...]]) -> None:
     """A table of results set apart from the verdicts: problem, candidate, then `columns`."""
-    table = Table(title=title, title_justify="left")
-    name_column(table, "problem")
-    name_column(table, "candidate")
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    print_table(console, table)
+    print_table(console, (*APART_COLUMNS, *columns), rows, width=width, title=title)
 
 
-def render_runs(summaries: list[Summary], console: Console) -> None:
-    """Runs side by side, one row each."""
-    table = Table(title="leaderboard (counted results only; `--run NAME` for one run's problems)",
-                  title_justify="left")
-    columns = ["run", "model", "device", "dtype", "problems", "correct", *(f"fast_{p:g}" for p in FAST_P), "geomean",
-               "vs compile", "% SOL", "tokens", "cost"]
-    for name in columns:
-        (name_column if name in ("run", "model", "device", "dtype") else number_column)(table, name)
-    for s in summaries:
-        table.add_row(s.run, s.model or "-", s.device or "-", s.dtype or "-", str(s.problems), _pct(s.correct_rate),
-                      *(_pct(s.fast_p.get(f"{p:g}")) for p in FAST_P), _x(s.geomean_speedup),
-                      _x(s.geomean_vs_compile), _pct(s.median_sol),
-                      f"{s.tokens:,}" if s.tokens is not None else "-",
-                      f"${s.cost_usd:,.4f}" if s.cost_usd is not None else "-")
-    print_table(console, table)
+def render_runs(summaries: list[Summary], console: Console, width: int | None = None) -> None:
+    """Runs side by side, one row each; fitted to `width` (None: whole)."""
+    rows = [(escape(s.run), escape(s.model or "-"), escape(s.device or "-"), s.dtype or "-", str(s.problems),
+             pct(s.correct_rate), *(pct(s.fast_p.get(f"{p:g}")) for p in FAST_P), times(s.geomean_speedup),
+             times(s.geomean_vs_compile), pct(s.median_sol), f"{s.tokens:,}" if s.tokens is not None else "-",
+             f"${s.cost_usd:,.4f}" if s.cost_usd is not None else "-") for s in summaries]
+    print_table(console, RUN_COLUMNS, rows, width=width,
+                title="leaderboard (counted results only; `--run NAME` for one run's problems)")
+    flagged = [s for s in summaries if s.flagged]
+    if flagged:
+        console.print("[yellow]" + escape("; ".join(f"{s.run}: {s.flagged} flagged, not counted" for s in flagged))
+                      + "[/] [dim](`--run NAME` says why)[/]", highlight=False)
 
 
 def summary_record(s: Summary) -> dict:

@@ -72,7 +72,8 @@ def test_flagged_results_never_count_and_are_listed_apart():
     render(board, console)
     text = console.export_text()
     assert "flagged: correct, but not counted" in text and "implausible_speedup, hidden_work" in text
-    assert "1 flagged, not counted" in text
+    assert "1 of 3 correct results flagged, not counted: implausible_speedup 1, hidden_work 1" in text
+    assert "(40.00x)" in text and "claimed" not in text  # measured, in the not-counted notation
 
 
 def timing(ms):
