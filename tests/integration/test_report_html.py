@@ -232,7 +232,8 @@ def test_each_view_draws_what_it_is_for(chromium, drill, tmp_path):
     assert not [name for name in FLAT_NAMES if "_" in name and name in text]
     # a name wraps after a /, _ or space only, never inside a word: each part between is white-space nowrap
     run = view_dom(chromium, path, fragments["run-filtered"], tmp_path / "p8")
-    assert '<span class="nb">sample2_</span><wbr><span class="nb">turn2.py</span>' in run
+    assert '<span class="nb">level1/</span><wbr><span class="nb">softmax</span>' in run
+    assert '<span class="nb">sample2_turn2.py</span>' in run  # a turn's file name, short: on one line
 
     broken = Page(view_dom(chromium, path, fragments["candidate-compile-error"], tmp_path / "p4")).visible
     assert "compile_error" in broken and "Compiler output" in broken
