@@ -74,6 +74,14 @@ class ModelNew(nn.Module):
 '''
 
 
+# What a flagged evaluation measured, under the flat names it is stored by (harness/figures.py)
+FLAGGED_FIGURES = {"build": 18.2, "queue": 0.31, "eval": 3.14, "flagged_eval": 2.87, "setup": 0.842, "check": 1.21,
+                   "time": 0.9, "check_inputs": 0.0412, "check_call": 0.611, "judge_ready_s": 1.93,
+                   "judge_device_attempts": 1, "runner_ready_s": 2.41, "runner_device_attempts": 2,
+                   "runner_wait_ms": 0.412, "contention_check": 0.0213, "deferred_ms": 0.3124, "copy_ms": 0.0118,
+                   "runner_stopped": 64, "runner_running": 0}
+
+
 def timing(ms: float, spread: float = 0.02) -> Timing:
     quantiles = tuple(ms * (1 - spread + 2 * spread * i / 20) + (ms * 0.3 if i == 20 else 0.0) for i in range(21))
     return Timing(median_ms=ms, mean_ms=ms * 1.01, std_ms=ms * spread / 2, min_ms=quantiles[0], n=120,
@@ -167,7 +175,7 @@ def model_run(w: Writer) -> None:
          "Your answer held no code block defining ModelNew."),
         (fenced(TRITON_SOURCE.replace("relu", "sm")), TRITON_SOURCE.replace("relu", "sm"),
          w.result(PROBLEMS[0], TRITON_SOURCE.replace("relu", "sm"), "correct", speedup=48.0, runtime=timing(0.0166),
-                  ref_runtime=timing(0.797), flags=("implausible_speedup", "hidden_work")),
+                  ref_runtime=timing(0.797), flags=("implausible_speedup", "hidden_work"), stages=FLAGGED_FIGURES),
          "Correct, but flagged: implausible_speedup, hidden_work."),
     ])
     lean = cuda_source("relu_v1", "fmaxf(x[i], 0.f)")

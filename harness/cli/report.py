@@ -50,7 +50,7 @@ from harness.report.leaderboard import (
 )
 from harness.report.tables import Column, print_table
 from harness.store import RunInfo, Store
-from harness.types import BASELINE_KINDS, TARGETS, Baseline, Peaks, Problem
+from harness.types import BASELINE_KINDS, TARGETS, Baseline, DeviceInfo, Peaks, Problem
 
 KIND_LABEL = {"eager": "eager", "compile": "compile", "compile-max-autotune": "max-autotune"}
 
@@ -78,9 +78,9 @@ def peaks_line(device: str, peaks: Peaks | None) -> str:
 
 
 def baseline_record(problem: Problem, found: dict[str, Baseline], error: str | None, peaks: Peaks | None,
-                    dtype: str) -> dict:
+                    dtype: str, device: DeviceInfo) -> dict:
     eager = found.get("eager")
-    context = ProblemContext(eager=eager, peaks=peaks, dtype=dtype)
+    context = ProblemContext(eager=eager, peaks=peaks, dtype=dtype, device=device)
     kinds = {}
     for kind, b in found.items():
         ms = b.timing.median_ms if b.timing else None
@@ -115,7 +115,7 @@ def cmd_baseline(args) -> int:
                             console=err, transient=True, disable=not err.is_terminal)
 
         def done(problem: Problem, found: dict[str, Baseline], error: str | None) -> None:
-            records.append(baseline_record(problem, found, error, peaks, settings.dtype))
+            records.append(baseline_record(problem, found, error, peaks, settings.dtype, device))
             progress.advance(task)
             if error:
                 progress.console.print(f"[red]failed[/] {escape(problem.id)}: {escape(error)}", soft_wrap=True)
@@ -296,8 +296,8 @@ def add_parsers(sub, problems_opts, store_opts, store_only) -> None:
                     "device's memory bandwidth (a large copy) and GEMM FLOP/s per dtype. Everything is cached per "
                     "problem hash, device, torch version and dtype (--force measures again); a torch.compile that "
                     "fails is recorded, not fatal. Prints each baseline's time and its share of the speed of light "
-                    "(the problem's minimal bytes and FLOPs at the measured peaks). Reports then show every result's "
-                    "speedup over the best torch.compile mode too.")
+                    "(the problem's minimal bytes and FLOPs at the ceiling faster_than_light uses: at most 100 "
+                    "percent). Reports then show every result's speedup over the best torch.compile mode too.")
     problems_selector(base, " (default: level1 on cuda, cpu on cpu)")
     base.add_argument("--target", choices=TARGETS, help="cuda or cpu (default: cuda if a GPU is visible)")
     base.add_argument("--kinds", default=",".join(BASELINE_KINDS), metavar="K1,K2",

@@ -1,6 +1,7 @@
 """What a result is compared against besides the reference beside it: the problem's clean eager and
 torch.compile baselines and the device's peaks, as stored, giving its speedup over torch.compile and its
-share of the speed of light. Used by the reports and by the model's feedback."""
+share of the speed of light (against the ceiling faster_than_light uses: roofline.py). Used by the reports and by
+the model's feedback."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from harness.eval.roofline import sol_ms
+from harness.eval.roofline import ceiling_ms, sol_share
 from harness.store import Store
-from harness.types import Baseline, EvalResult, Frozen, Peaks
+from harness.types import Baseline, DeviceInfo, EvalResult, Frozen, Peaks
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class ProblemContext(Frozen):
     compiled: dict[str, Baseline] = Field(default_factory=dict, description="torch.compile baselines by kind")
     peaks: Peaks | None = Field(default=None, description="The device's measured peaks")
     dtype: str = Field(default="float32", description="Evaluation dtype")
+    device: DeviceInfo | None = Field(default=None, description="The device (its ceiling: datasheet or cores)")
 
     @property
     def best_compile(self) -> CompileBest | None:
@@ -39,12 +41,12 @@ class ProblemContext(Frozen):
 
     @property
     def sol_ms(self) -> float | None:
-        return sol_ms(self.eager, self.peaks, self.dtype)
+        """The time no correct result can beat on this device (the ceiling of faster_than_light)."""
+        return ceiling_ms(self.eager, self.peaks, self.device, self.dtype) if self.device else None
 
     def sol_fraction(self, runtime_ms: float | None) -> float | None:
-        """The share of the speed of light a time reaches."""
-        bound = self.sol_ms
-        return bound / runtime_ms if bound is not None and runtime_ms else None
+        """The share of the speed of light a time reaches, at most 1; None where it beats the ceiling."""
+        return sol_share(self.sol_ms, runtime_ms)
 
     def vs_compile(self, speedup: float | None) -> float | None:
         """A speedup over eager, restated over the best torch.compile mode."""
@@ -63,5 +65,6 @@ def contexts_for(store: Store, results: list[EvalResult]) -> dict[str, ProblemCo
         stored = store.baselines(r.problem_sha256, r.device_name, r.target, r.torch_version, r.dtype)
         found[r.problem_sha256] = ProblemContext(
             eager=stored.pop("eager", None), compiled=stored, dtype=r.dtype,
-            peaks=store.peaks(r.device_name, r.target, r.torch_version))
+            peaks=store.peaks(r.device_name, r.target, r.torch_version),
+            device=DeviceInfo(target=r.target, name=r.device_name))
     return found

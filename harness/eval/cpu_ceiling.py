@@ -1,9 +1,9 @@
 """The CPU's ceiling for `faster_than_light`: figures no correct kernel can beat, so that the flag only ever
 rests on a true upper bound. Never imports torch.
 
-`% SOL` uses the measured peaks (what this machine demonstrably does). The impossibility flag cannot: a
-peak measured while other processes used the cores is too low, and an honest kernel timed at a quieter
-moment would look impossible. So on the cpu target (roofline.ceiling_ms):
+The impossibility flag, and `% SOL` with it, cannot rest on the measured peaks: a peak measured while other
+processes used the cores is too low, and an honest kernel timed at a quieter moment would look impossible (or reach
+174 % of the speed of light). So on the cpu target (roofline.ceiling_ms):
 
 Compute, the cores' theoretical peak (theoretical_tflops):
     fp32 FLOP/s = cores x clock x fp32 lanes x 2 (an FMA is two FLOPs) x FMA units per core
@@ -178,8 +178,8 @@ def ceiling_bandwidth_gbs(peaks: Peaks | None) -> float | None:
 
 def merge_peaks(new: Peaks, earlier: Peaks | None) -> Peaks:
     """A new measurement, keeping the running maximum of the fastest copy and the least contention of every
-    earlier one. The measured medians, which `% SOL` uses, are the new measurement's (the GEMMs the earlier
-    one's where the new one measured only the copy)."""
+    earlier one. The measured medians are the new measurement's (the GEMMs the earlier one's where the new one
+    measured only the copy)."""
     if earlier is None:
         return new
     best = max(filter(None, (new.best_bandwidth_gbs, new.bandwidth_gbs, earlier.best_bandwidth_gbs,

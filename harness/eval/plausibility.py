@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
-from harness.eval.roofline import ceiling_ms
+from harness.eval.roofline import beats_light, ceiling_ms
 from harness.flags import (
     CONTENDED,
     FASTER_THAN_LIGHT,
@@ -46,7 +46,6 @@ from harness.types import Baseline, DeviceInfo, Peaks, Timing
 # checked call, where the other 63 took at most 0.85 ms), shows in one evaluation; a candidate that causes the flag
 # causes it again.
 CONFIRMED = frozenset({REFERENCE_SLOWED, HIDDEN_WORK, TIMING_DISPUTED})
-SOL_MARGIN = 0.95      # slack for writes still in L2 when the end event fires
 SLOW_FACTOR = 1.5      # reference beside the candidate vs in a clean process
 SLOW_MIN_MS = 0.05
 
@@ -81,8 +80,7 @@ def plausibility_flags(report: WorkerReport, device: DeviceInfo, against: Yardst
         speedup = report.ref_runtime.median_ms / report.runtime.median_ms if report.runtime.median_ms > 0 else 0.0
     if speedup > max_speedup and not contended:
         flags.append(IMPLAUSIBLE_SPEEDUP)
-    bound = ceiling_ms(baseline, against.peaks, device, dtype)
-    if bound is not None and report.runtime.median_ms < SOL_MARGIN * bound:
+    if beats_light(ceiling_ms(baseline, against.peaks, device, dtype), report.runtime.median_ms):
         flags.append(FASTER_THAN_LIGHT)
     beside = reference_slowed(report, baseline, contended)
     if beside or (beside is None and slowed(report.ref_runtime, fresh or baseline)):

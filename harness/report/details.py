@@ -1,6 +1,7 @@
 """What the HTML report's drill-down views show, gathered from the store: every candidate of each run (its
-verdict and the reason, check numbers, timings, flags, coverage, stages, the compiler's tail, its source with the
-kernel's lines) and every conversation turn by turn (the messages sent, the answers, the diff between candidates).
+verdict and the reason, check numbers, timings, flags, coverage, its figures labelled and in their units, the
+compiler's tail, its source with the kernel's lines) and every conversation turn by turn (the messages sent, the
+answers, the diff between candidates).
 
 The result is one JSON-able dict. Every long text (sources, messages, answers, logs) is kept once in `texts` and
 referred to by index: a multi-turn conversation repeats its whole history in each request, and samples of one
@@ -13,6 +14,7 @@ from harness.eval.audit import verdict_reason
 from harness.flags import EXCLUDING, MEANINGS
 from harness.report.code import kernel_spans, log_tail, source_diff
 from harness.report.explain import STATUS_MEANINGS
+from harness.report.html import fmt_figure
 from harness.report.leaderboard import Leaderboard
 from harness.store import RunInfo, Store, TurnRecord
 from harness.types import EvalResult
@@ -85,7 +87,8 @@ def _candidate(r: EvalResult, run: int, store: Store, texts: Texts) -> dict:
         "runtime": r.runtime.model_dump() if r.runtime else None,
         "ref_runtime": r.ref_runtime.model_dump() if r.ref_runtime else None,
         "coverage": r.coverage.model_dump() if r.coverage else None,
-        "stages": {k: round(v, 4) for k, v in r.figures.flat().items()},
+        "figures": [{"group": f.group, "label": f.label, "text": fmt_figure(f), "about": f.about}
+                    for f in r.figures.labelled()],
         "build": {"status": build.status, "duration_s": build.duration_s, "cached": build.cached,
                   "log": texts.ref(log_tail(build.log) or None)} if build else None,
         "source": texts.ref(source) if source else None, "kernels": kernel_spans(source),

@@ -2,8 +2,9 @@
 
 What a result is worth is read against what is stored beside it: the clean eager and torch.compile
 baselines of its problem (speedup over compile, measured interleaved with eager in the baseline
-child, so vs_compile = speedup x compile_ms / eager_ms) and the device's measured peaks (% of the
-speed of light = the problem's lower-bound time / the result's time). Never imports torch.
+child, so vs_compile = speedup x compile_ms / eager_ms) and the device's ceiling (% of the speed of light =
+the problem's lower-bound time at the ceiling faster_than_light uses / the result's time, at most 1; eval/roofline.py).
+Never imports torch.
 """
 
 from __future__ import annotations
@@ -43,10 +44,12 @@ class ProblemRow(Frozen):
     eager_ms: float | None = Field(description="Clean eager baseline median")
     compile_ms: float | None = Field(description="Best torch.compile baseline median")
     compile_kind: str | None = Field(description="Which torch.compile mode that is")
-    sol_ms: float | None = Field(description="Lower-bound time from the problem's bytes and FLOPs at measured peaks")
-    sol_fraction: float | None = Field(description="sol_ms / best_runtime_ms: share of the speed of light reached")
-    eager_sol_fraction: float | None = Field(description="sol_ms / eager_ms")
-    compile_sol_fraction: float | None = Field(description="sol_ms / compile_ms")
+    sol_ms: float | None = Field(description="Lower-bound time from the problem's bytes and FLOPs at the device's "
+                                             "ceiling (the one faster_than_light uses)")
+    sol_fraction: float | None = Field(description="sol_ms / best_runtime_ms: share of the speed of light reached, at "
+                                                   "most 1; None where the time beats sol_ms (faster than light)")
+    eager_sol_fraction: float | None = Field(description="sol_ms / eager_ms, the same way")
+    compile_sol_fraction: float | None = Field(description="sol_ms / compile_ms, the same way")
 
 
 class FlaggedRow(Frozen):

@@ -46,7 +46,7 @@ def check_reference_board(board: dict, problem_ids: set[str]) -> dict[str, dict]
     flagged = {f["problem"]: f for f in board["flagged"]}
     for problem_id, row in rows.items():
         assert row["statuses"] == {"correct": 1}, (problem_id, row)
-        assert row["sol_ms"] > 0 and row["eager_ms"] > 0, row
+        assert row["eager_ms"] > 0, row
         if problem_id in flagged:
             result = flagged[problem_id]
             assert "contended" in result["flags"] and set(result["flags"]) <= {"contended", "noisy_timing"}, result
@@ -54,8 +54,11 @@ def check_reference_board(board: dict, problem_ids: set[str]) -> dict[str, dict]
             continue
         assert set(row["flags"]) <= {"noisy_timing"}, row
         assert row["best_speedup"] and row["best_speedup"] > 0 and row["ref_runtime_ms"] > 0, (problem_id, row)
-        # the CPU's measured peaks and the problem's bytes give every result its share of the speed of light
-        assert 0 < row["sol_fraction"] < 2 * len(rows), row
+        # its share of the speed of light, against the ceiling faster_than_light uses: at most 1, and none where
+        # that is unknown (a memory-bound problem while every copy was measured on loaded cores)
+        assert row["sol_ms"] is None or row["sol_ms"] > 0, row
+        assert (row["sol_fraction"] is None) == (row["sol_ms"] is None), row
+        assert row["sol_fraction"] is None or 0 < row["sol_fraction"] <= 1, row
     summary = board["summary"]
     counted = len(rows) - len(flagged)
     assert summary["correct_rate"] == 1.0 and summary["compile_rate"] == 1.0

@@ -159,8 +159,10 @@ def test_peaks_measured_under_load_never_make_an_honest_kernel_impossible(monkey
     assert ftl(correct(0.9, 1.4), relu, UNDER_LOAD) == []
     assert roofline.ceiling_ms(relu, IDLE, CPU, "float32") == pytest.approx(64e6 / 58e9 * 1e3)
     assert ftl(correct(0.5, 1.4), relu, IDLE) == ["faster_than_light"]
-    # % SOL keeps the measured peaks
-    assert roofline.sol_ms(relu, UNDER_LOAD, "float32") == pytest.approx(64e6 / 5.4e9 * 1e3)
+    # % SOL is held to the same ceiling: none while the copy was measured under load, never above 100 %
+    assert roofline.sol_share(roofline.ceiling_ms(relu, UNDER_LOAD, CPU, "float32"), 0.9) is None
+    idle = roofline.ceiling_ms(relu, IDLE, CPU, "float32")
+    assert roofline.sol_share(idle, 2.2) == pytest.approx(64e6 / 58e9 / 2.2e-3)
 
 
 def test_without_proc_the_ceiling_stays_the_measured_peaks_with_headroom(monkeypatch):

@@ -1,7 +1,11 @@
-"""An evaluation's figures: typed by meaning, JSON under their flat names, each stage from its own clocks."""
+"""An evaluation's figures: typed by meaning, JSON under their flat names, each stage from its own clocks, each
+labelled in its unit for a person."""
+import pytest
+
 from harness.child import evaluate
 from harness.child.evaluate import StageClock
-from harness.figures import FLAT_NAMES, Contention, Figures, ProcessStart, StageSeconds
+from harness.figures import FLAT_NAMES, Contention, Figures, ProcessStart, StageSeconds, unit_of
+from harness.report.html import fmt_figure
 
 
 class Runner:
@@ -45,3 +49,24 @@ def test_figures_added_later_keep_what_was_measured_and_unmeasured_ones_stay_out
 def test_a_process_s_counts_are_whole_numbers_whatever_it_reported():
     assert ProcessStart.reported({"ready_s": 2.5, "device_attempts": 2.0, "other": 1.0}) == ProcessStart(
         ready_s=2.5, device_attempts=2)
+
+
+def test_every_figure_and_group_has_a_label_and_a_unit():
+    """A figure added without a label a person reads, or whose unit its name and type do not say, fails here."""
+    for group, info in Figures.model_fields.items():
+        assert info.title and "_" not in info.title, group
+        for name, spec in info.annotation.model_fields.items():
+            assert spec.title and "_" not in spec.title, (group, name)
+            assert unit_of(name, spec.annotation) in ("s", "ms", "share", "count")
+    with pytest.raises(ValueError, match="'bytes_moved' has no unit"):
+        unit_of("bytes_moved", float | None)
+
+
+def test_labelled_figures_read_in_their_units():
+    figures = Figures.model_validate({"build": 21.4, "setup": 0.0312, "judge_device_attempts": 1.0,
+                                      "cpu_foreign": 0.7472, "runner_wait_ms": 0.41234, "time": 1234.56})
+    shown = [(f.group, f.label, fmt_figure(f)) for f in figures.labelled()]
+    assert shown == [("stages", "build", "21.4 s"), ("stages", "set-up", "0.0312 s"), ("stages", "timing", "1235 s"),
+                     ("the processes", "runner's first reply", "0.412 ms"),
+                     ("the judge's start", "context attempts", "1"),
+                     ("other processes", "cores used by others", "75%")]

@@ -82,9 +82,10 @@ def timing(ms):
 
 def test_speedup_over_compile_and_share_of_the_speed_of_light_come_from_the_stored_context():
     from harness.eval.context import ProblemContext
-    from harness.types import Baseline, Peaks
+    from harness.types import Baseline, DeviceInfo, Peaks
     result = ev("a", "correct", 3.0).model_copy(update={"runtime": timing(2.0)})
     ctx = ProblemContext(
+        device=DeviceInfo(target="cuda", name="Some Future GPU"),  # no datasheet: what was measured is the ceiling
         eager=Baseline(timing=timing(6.0), bytes_moved=10**9),
         compiled={"compile": Baseline(timing=timing(4.0), eager_ms=6.2),
                   "compile-max-autotune": Baseline(timing=timing(3.0), eager_ms=6.0),

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from harness.cli.main import main
+from harness.figures import FLAT_NAMES
 from harness.report.code import kernel_spans, log_tail, source_diff
 from harness.report.details import report_details
 from harness.report.explain import STATUS_MEANINGS
@@ -14,6 +15,7 @@ from harness.report.leaderboard import run_board
 from harness.types import STATUSES
 from tests.report_store import (
     EVAL_RUN,
+    FLAGGED_FIGURES,
     MODEL_RUN,
     OTHER_RUN,
     PROBLEMS,
@@ -134,3 +136,21 @@ def test_report_html_command_writes_the_details(tmp_path, capsys):
     assert main(["report", "--results-dir", str(tmp_path), "--html", str(out), "--run", OTHER_RUN]) == 0
     one = unpack(re.search(r'id="report-data">([^<]*)<', out.read_text()).group(1))
     assert [r["name"] for r in one["runs"]] == [OTHER_RUN] and len(one["candidates"]) == 2
+
+
+def test_a_candidate_s_figures_are_labelled_in_their_units_never_by_their_stored_names(store):
+    """The stored names (judge_device_attempts, cpu_foreign...) stay the JSON's; the page shows each figure's label
+    and its value in its unit: counts as counts, seconds as s, ms as ms, to three figures."""
+    d = details_of(store)
+    (flagged,) = [c for c in d["candidates"] if c["flags"] == ["implausible_speedup", "hidden_work"]]
+    shown = {(f["group"], f["label"]): f["text"] for f in flagged["figures"]}
+    assert len(shown) == len(FLAGGED_FIGURES)
+    assert shown[("stages", "build")] == "18.2 s" and shown[("stages", "flagged evaluation, redone")] == "2.87 s"
+    assert shown[("the judge's start", "context attempts")] == "1"
+    assert shown[("the runner's start", "context attempts")] == "2"
+    assert shown[("the processes", "runner's first reply")] == "0.412 ms"
+    assert shown[("what the flags were decided from", "hand-over beyond a copy")] == "0.312 ms"
+    assert shown[("what the flags were decided from", "reference calls, runner stopped")] == "64"
+    words = [w for c in d["candidates"] for f in c["figures"] for w in (f["group"], f["label"], f["text"])]
+    snake = {name for name in FLAT_NAMES if "_" in name}
+    assert words and not set(words) & snake and not any(re.search(r"\w_\w", w) for w in words)

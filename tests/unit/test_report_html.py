@@ -1,6 +1,7 @@
 """The HTML report without a browser: realistic boards (also used by the Chromium test), edge cases, escaping."""
 
 import hashlib
+import json
 import re
 from html.parser import HTMLParser
 
@@ -15,14 +16,16 @@ from harness.report.leaderboard import (
     ProblemRow,
     Summary,
     leaderboard,
+    problem_record,
 )
 from harness.report.plots import fastp_curve
 from harness.store import RunUsage
-from harness.types import Baseline, BuildResult, EvalResult, Peaks, Timing
+from harness.types import Baseline, BuildResult, DeviceInfo, EvalResult, Peaks, Timing
 
 GPU = "NVIDIA H100 80GB HBM3"
 CPU = "AMD EPYC 7B13 (cpu)"
-# Peaks chosen so that bounds are round: 1 GB -> 1 ms, 1e10 FLOPs -> 1 ms
+# The speed of light is the H100's datasheet ceiling (3350 GB/s, 67 fp32 TFLOP/s: 3.35 GB or 6.7e10 FLOPs -> 1 ms),
+# the one faster_than_light uses; the peaks measured on it are lower, so shares of those would pass 100 %
 PEAKS = Peaks(bandwidth_gbs=1000.0, tflops={"fp32": 10.0})
 
 MODEL_RUN = "gpt-x <turn3>"
@@ -56,18 +59,20 @@ def contexts() -> dict[str, ProblemContext]:
     """Baselines and peaks for some problems; the odd one and relu have none at all."""
     def ctx(eager_ms, compiled=None, bytes_moved=None, flops=None, peaks=PEAKS):
         eager = Baseline(timing=timing(eager_ms), bytes_moved=bytes_moved, flops=flops)
-        return ProblemContext(eager=eager, compiled=compiled or {}, peaks=peaks)
+        return ProblemContext(eager=eager, compiled=compiled or {}, peaks=peaks,
+                              device=DeviceInfo(target="cuda", name=GPU))
     return {
-        # softmax: SOL 0.4 ms; eager 1.6 ms (25%), compile 0.8 ms (50%), best 0.5 ms (80%)
+        # softmax: SOL 0.4 ms; eager 1.6 ms (25%), compile 0.8 ms (50%), best 0.5 ms (80%; 268% of the measured peak)
         "sha-level1/softmax": ctx(1.6, {"default": Baseline(timing=timing(0.8), eager_ms=1.6)},
-                                  bytes_moved=400_000_000),
-        # matmul: SOL 2 ms; eager 2.5 ms (80%), compile max-autotune 2.4 ms, best 1.6 ms (125%: over SOL)
+                                  bytes_moved=1_340_000_000),
+        # matmul: SOL 2 ms; eager 2.5 ms (80%), compile max-autotune 2.4 ms (83%), best 1.6 ms: faster than light
+        # (a ceiling that rose since it was judged), so no share, shown >100% and marked
         "sha-level1/matmul": ctx(2.5, {"max-autotune": Baseline(timing=timing(2.4), eager_ms=2.5),
                                        "default": Baseline(error="torch.compile failed")},
-                                 bytes_moved=48_000_000, flops=20_000_000_000),
-        "sha-level1/layernorm": ctx(0.9, peaks=None),  # no peaks: no speed of light
+                                 bytes_moved=48_000_000, flops=134_000_000_000),
+        "sha-level1/layernorm": ctx(0.9, peaks=None),  # no bytes or FLOPs: no speed of light
         "sha-level3/attention": ctx(4.0, {"default": Baseline(error="torch.compile failed")},
-                                    bytes_moved=1_000_000_000),
+                                    bytes_moved=3_350_000_000),
     }
 
 
@@ -120,12 +125,14 @@ class Page(HTMLParser):
         self.attrs: list[tuple[str, dict[str, str | None]]] = []
         self._plot: str | None = None
         self._skip = 0
+        self._glue = False  # after a <wbr>: the next text goes on the same word
         self.feed(source)
         self.close()
 
     def handle_starttag(self, tag, attrs):
         found = dict(attrs)
         self.attrs.append((tag, found))
+        self._glue = self._glue or tag == "wbr"
         if tag == "svg" and found.get("data-plot"):
             self._plot = found["data-plot"]
             self.plots[self._plot] = set()
@@ -146,8 +153,13 @@ class Page(HTMLParser):
             self._skip -= 1
 
     def handle_data(self, data):
-        if not self._skip:
+        if self._skip:
+            return
+        if self._glue and self.text:
+            self.text[-1] += data
+        else:
             self.text.append(data)
+        self._glue = False
 
     @property
     def visible(self) -> str:
@@ -158,7 +170,7 @@ def test_sample_boards_hold_what_the_report_must_show():
     model, ref, broken = sample_boards()
     rows = {r.problem: r for r in model.problems}
     assert rows["level1/softmax"].sol_fraction == pytest.approx(0.8)
-    assert rows["level1/matmul"].sol_fraction == pytest.approx(1.25)
+    assert rows["level1/matmul"].sol_fraction is None and rows["level1/matmul"].sol_ms == pytest.approx(2.0)
     assert rows[ODD_PROBLEM].sol_fraction is None and rows["level1/relu"].best_speedup is None
     assert model.summary.flagged == 1 and broken.summary.geomean_speedup is None and broken.speedups == []
     assert ref.summary.tokens is None and ref.summary.device == CPU
@@ -175,7 +187,8 @@ def test_render_shows_every_run_problem_and_number():
     assert f"{model.geomean_speedup:.2f}x" in text
     assert [fmt_pct(model.fast_p[p]) for p in ("0", "1", "1.5", "2")] == ["67%", "50%", "33%", "17%"]
     assert "1.52x" in text and all(v in text for v in ("67%", "50%", "33%", "17%"))
-    assert "80%" in text and "125%" in text and "25%" in text  # softmax best SOL, matmul over SOL, softmax eager
+    assert "80%" in text and ">100%" in text and "25%" in text  # softmax best SOL, matmul over SOL, softmax eager
+    assert "125%" not in text
     assert "812,000" not in text and "1,113,500" in text  # prompt + completion tokens
     assert f"${model.cost_usd:,.2f}" in text
     for name in (MODEL_RUN, REF_RUN, BROKEN_RUN, ODD_PROBLEM, "implausible_speedup", "45.00x"):
@@ -260,3 +273,43 @@ def test_verdicts_on_an_uninformative_problem_are_shown_apart_and_rated_nowhere(
     source = render_html([board])
     table = source[source.index('class="sortable uninformative"'):]
     assert "path/tiny.py" in table and "within atol of 0 &lt;sic&gt;" in table
+
+
+def test_a_share_of_the_speed_of_light_is_never_above_100_percent_shown_or_stored():
+    """softmax's best reaches 268 % of the peak measured on its H100 but 80 % of the datasheet's, the ceiling that
+    faster_than_light holds results to; matmul's best beats that ceiling: no share stored, >100% marked on the page."""
+    board = model_run()
+    rows = {r.problem: r for r in board.problems}
+    softmax = rows["level1/softmax"]
+    naive = 1_340_000_000 / (PEAKS.bandwidth_gbs * 1e6) / softmax.best_runtime_ms
+    assert naive == pytest.approx(2.68) and softmax.sol_fraction == pytest.approx(0.8)
+    records = [json.loads(json.dumps(problem_record(MODEL_RUN, row))) for row in board.problems]  # report --json
+    shares = [r[k] for r in records for k in ("sol_fraction", "eager_sol_fraction", "compile_sol_fraction")
+              if r[k] is not None]
+    assert len(shares) == 7 and max(shares) <= 1.0 and board.summary.median_sol <= 1.0
+    (matmul,) = [r for r in records if r["problem"] == "level1/matmul"]
+    assert matmul["sol_fraction"] is None and matmul["best_runtime_ms"] < matmul["sol_ms"]  # the raw ratio's parts
+
+    source = render_html([board])
+    values = re.findall(r'<span class="val( over)?">([^<]*)</span>', source)
+    assert values and all(v == "-" or (v.endswith("%") and float(v[:-1]) <= 100) for over, v in values if not over)
+    assert [v for over, v in values if over] == ["&gt;100%"]
+    assert re.search(r'title="best candidate \w+: faster than the speed of light allows \(what the '
+                     r'faster_than_light flag marks\)', source)
+
+    # the flag's own case, and the issue's cpu/relu, 174 % of a peak measured on loaded cores: no ceiling, no share
+    assert contexts()["sha-level1/matmul"].sol_fraction(2.5 / 900) is None
+    loaded = ProblemContext(eager=Baseline(timing=timing(6.0), bytes_moved=2 * 4 * 4096 * 1024),
+                            peaks=Peaks(bandwidth_gbs=5.4, best_bandwidth_gbs=5.8, foreign_cpu=0.72),
+                            device=DeviceInfo(target="cpu", name=CPU))
+    assert 2 * 4 * 4096 * 1024 / 5.4e6 / 3.57 == pytest.approx(1.74, abs=0.01)
+    assert loaded.sol_ms is None and loaded.sol_fraction(3.57) is None
+
+
+def test_names_wrap_between_their_parts_never_inside_a_word():
+    source = render_html(sample_boards())
+    assert '<span class="nb">level1/</span><wbr><span class="nb">softmax</span>' in source
+    assert '<span class="nb">level2/</span><wbr><span class="nb">conv&lt;bn&gt;&amp;relu</span>' in source
+    table_css = source.split("</style>")[0].split("pre.block")[0]  # what comes before is the tables'
+    assert ".nb { white-space: nowrap; }" in table_css and "overflow-wrap: anywhere" not in table_css
+    assert "(45.00x)" in Page(source).visible and 'title="measured, not counted (flagged)"' in source

@@ -1,7 +1,7 @@
-"""Speed of light: lower-bound times from bytes and FLOPs at measured or datasheet peaks."""
+"""Speed of light: lower-bound times from bytes and FLOPs at the device's ceiling; the share of it a time reaches."""
 import pytest
 
-from harness.eval.roofline import bound_ms, ceiling_ms, sol_ms
+from harness.eval.roofline import beats_light, bound_ms, ceiling_ms, sol_share
 from harness.types import Baseline, DeviceInfo, Peaks
 
 H100 = DeviceInfo(target="cuda", name="NVIDIA H100 80GB HBM3", index=0)
@@ -17,11 +17,12 @@ def test_the_bound_is_the_larger_of_memory_and_compute_time():
     assert bound_ms(None, None, 3000.0, {"fp32": 50.0}, "float32") is None
 
 
-def test_sol_uses_the_measured_peaks_of_the_device():
-    eager = Baseline(bytes_moved=3 * 10**9, flops=7 * 10**11)
-    assert sol_ms(eager, MEASURED, "float32") == pytest.approx(14.0)  # 700 GFLOP at 50 TFLOP/s
-    assert sol_ms(eager, MEASURED, "bfloat16") == pytest.approx(1.0)
-    assert sol_ms(eager, None, "float32") is None and sol_ms(None, MEASURED, "float32") is None
+def test_the_share_of_the_speed_of_light_is_at_most_one_and_none_for_a_time_that_beats_it():
+    assert sol_share(1.0, 2.0) == pytest.approx(0.5)
+    assert not beats_light(1.0, 0.97) and sol_share(1.0, 0.97) == 1.0  # within the flag's margin: at the ceiling
+    assert beats_light(1.0, 0.9) and sol_share(1.0, 0.9) is None  # flagged faster_than_light: no share of it
+    assert sol_share(None, 1.0) is None and sol_share(1.0, None) is None and sol_share(1.0, 0.0) is None
+    assert not beats_light(None, 0.1) and not beats_light(1.0, None)
 
 
 def test_the_ceiling_on_a_gpu_is_the_datasheet_or_what_was_measured_if_higher():
