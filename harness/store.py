@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+import tempfile
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,6 +42,23 @@ SEALED_EVALUATION = ("candidate_sha256", "problem_sha256", "device_name", "targe
 
 class StoreError(InputError, RuntimeError):
     """The results database cannot be used."""
+
+
+RESULTS_DIR_FIX = "pass --results-dir (or --db) a directory you can write"
+
+
+def prepare_results_dir(path: Path) -> None:
+    """Make `path` (and its parents) if missing and write a file in it, the one check of a results directory:
+    `eval`, `run` and every command that stores run it through Store, and `doctor` runs it alone. Trying is the
+    test: a path under a file, under /proc, or read-only fails here, with why, where root's permission bits
+    would say yes."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        verb = "write in" if path.is_dir() else "create"
+        raise StoreError(f"cannot {verb} the results directory {path}: {exc.strerror}; {RESULTS_DIR_FIX}") from None
 
 
 def _seal_row(values) -> str:
@@ -86,11 +104,7 @@ def _run_info(row: tuple) -> RunInfo:
 class Store:
     def __init__(self, path: Path):
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the results directory {self.path.parent}: {exc.strerror}; pass "
-                             "--results-dir (or --db) a directory you can write") from None
+        prepare_results_dir(self.path.parent)
         try:
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
