@@ -95,10 +95,10 @@ def _turn_record(row: tuple) -> TurnRecord:
 
 
 def _run_info(row: tuple) -> RunInfo:
-    """A row of Store.runs' query: the run's columns, then whether it is hidden (0 or 1)."""
-    name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens, hidden = row
+    """A row of Store.runs' query: the run's columns, then whether it is hidden (0 or 1) and finished."""
+    name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens, hidden, finished = row
     return RunInfo(name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens,
-                   bool(hidden))
+                   bool(hidden), bool(finished))
 
 
 class Store:
@@ -144,14 +144,21 @@ class Store:
     # ---- writing ----
 
     def ensure_run(self, name: str, *, kind: str, target: str, device_name: str, model: str | None = None,
-                   config: str | None = None) -> None:
-        """Create the run, or update its config (a resumed run may add problems, samples or turns)."""
+                   config: str | None = None) -> bool:
+        """Create the run, or update its config (a resumed run may add problems, samples or turns); True if it
+        is new. A run given a config (run, generate) is going again: unfinished until finish_run."""
         with self.db:
             self.db.execute("BEGIN")
-            self.db.execute("INSERT OR IGNORE INTO runs (name, created_at, kind, target, device_name, model, config) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?)", (name, _now(), kind, target, device_name, model, config))
+            created = self.db.execute(
+                "INSERT OR IGNORE INTO runs (name, created_at, kind, target, device_name, model, config) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", (name, _now(), kind, target, device_name, model, config)).rowcount
             if config is not None:
-                self.db.execute("UPDATE runs SET config = ? WHERE name = ?", (config, name))
+                self.db.execute("UPDATE runs SET config = ?, finished_at = NULL WHERE name = ?", (config, name))
+        return bool(created)
+
+    def finish_run(self, name: str) -> None:
+        """The run went through every turn: a resume without a name passes it by."""
+        self.db.execute("UPDATE runs SET finished_at = ? WHERE name = ?", (_now(), name))
 
     def add_completion(self, request: CompletionRequest, completion: Completion) -> None:
         """Record a paid answer (it also serves as the response cache)."""
@@ -344,7 +351,7 @@ class Store:
             "(SELECT COALESCE(SUM(json_extract(c.completion_json, '$.usage.prompt_tokens') "
             "   + json_extract(c.completion_json, '$.usage.completion_tokens')), 0) "
             "   FROM turns t JOIN completions c ON c.key = t.completion_key WHERE t.run = r.name), "
-            "r.hidden = 1 FROM runs r ORDER BY r.created_at, r.rowid")
+            "r.hidden = 1, r.finished_at IS NOT NULL FROM runs r ORDER BY r.created_at, r.rowid")
         return [_run_info(row) for row in rows]
 
     def set_hidden(self, name: str, hidden: bool) -> None:
