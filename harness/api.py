@@ -192,7 +192,8 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
     """Ask the model for every selected problem and sample, build, check and time each answer, feed the
     result back for `turns` turns, store every turn; the run's leaderboard comes back in `board`.
     `mode="generate"` only asks (one turn, nothing evaluated). `fields` are RunRequest's, for short calls.
-    Raises RunError (and ProblemError, ProviderConfigError, SandboxUnavailable) before anything is asked."""
+    Raises RunError (and ProblemError, ProviderConfigError, SandboxUnavailable) before anything is asked, and
+    RunStopped when the server still fails after every retry (the run is stored, unfinished, for `resume`)."""
     request = request or RunRequest(**fields)
     settings = settings or load_settings()
     connection = connection or Connection()
@@ -319,13 +320,13 @@ def _nothing_to_resume(name: str | None, runs: list[RunInfo], db: Path, mode: st
     others = (f"; unfinished here: {', '.join(unfinished)} (`harness {mode} --resume --run {unfinished[-1]}`)"
               if unfinished else "")
     if name:
-        return (f"nothing to resume: nothing of run {name!r} is stored in {db} (a run is stored as it starts: "
-                f"this one never started with these results), so start it: `harness {mode} --run {name} "
-                f"--model MODEL` with the options you first gave, without --resume{others}")
+        return (f"nothing to resume: nothing of run {name!r} is stored in {db} (a run is kept from its start, "
+                "unless refused as bad input before its first answer; or it ran with other --results-dir), so "
+                f"start it: `harness {mode} --run {name} --model MODEL` with the options you first gave, without "
+                f"--resume{others}")
     if runs:
         return (f"nothing to resume: every `harness {mode}` run in {db} went through all its turns (the latest: "
-                f"{runs[-1].name}, shown by `harness report --run {runs[-1].name}`); start a new one: "
-                f"`harness {mode} --model MODEL`")
+                f"{runs[-1].name}; `harness runs` lists them); start a new one: `harness {mode} --model MODEL`")
     return (f"nothing to resume: {db} has no `harness {mode}` run; start one: `harness {mode} --model MODEL` "
             f"(or `harness {mode}` alone for the reference solutions)")
 
