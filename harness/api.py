@@ -46,6 +46,7 @@ from harness.llm.providers import (
     OfflineProvider,
     OpenAIProvider,
     Provider,
+    ProviderError,
     RetryPolicy,
     redact_url,
 )
@@ -53,6 +54,7 @@ from harness.problems.index import resolve, select
 from harness.problems.screen import screen
 from harness.report.leaderboard import Leaderboard, run_board
 from harness.store import RunUsage, Store
+from harness.store_records import RunInfo
 from harness.types import Backend, DeviceInfo, EvalResult, Problem, Sampling, Target
 
 T = TypeVar("T")
@@ -108,6 +110,15 @@ REFERENCE_SOLUTIONS = SOLUTIONS_DIR
 
 class RunError(InputError, ValueError):
     """A run that cannot start as asked (a resume with nothing to resume, changed settings, no key...)."""
+
+
+class RunStopped(ProviderError):
+    """The model's server still failed after every retry: the run is stored, unfinished, and a resume continues
+    it (`harness MODE --resume --run RUN`)."""
+
+    def __init__(self, message: str, *, run: str, mode: str):
+        super().__init__(message)
+        self.run, self.mode = run, mode
 
 
 @dataclass(frozen=True)
@@ -181,7 +192,8 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
     """Ask the model for every selected problem and sample, build, check and time each answer, feed the
     result back for `turns` turns, store every turn; the run's leaderboard comes back in `board`.
     `mode="generate"` only asks (one turn, nothing evaluated). `fields` are RunRequest's, for short calls.
-    Raises RunError (and ProblemError, ProviderConfigError, SandboxUnavailable) before anything is asked."""
+    Raises RunError (and ProblemError, ProviderConfigError, SandboxUnavailable) before anything is asked, and
+    RunStopped when the server still fails after every retry (the run is stored, unfinished, for `resume`)."""
     request = request or RunRequest(**fields)
     settings = settings or load_settings()
     connection = connection or Connection()
@@ -214,7 +226,7 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
         where = Path(solutions_dir).resolve() if solutions_dir else settings.solutions_dir
         loop = Loop(run=name, asking=Asking(config, provider, prompts, connection.use_cache), device=device,
                     settings=settings, store=store, solutions_dir=where, events=events)
-        done.outcomes = run_interruptible(_go(loop, provider, done.problems, mode == "run"))
+        done.outcomes = _go_stored(loop, provider, done, store, device)
         done.usage = store.usage(name)
         if mode == "run":
             done.board = run_board(store, next(r for r in store.runs() if r.name == name), request.prices)
@@ -239,6 +251,24 @@ def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
         with contextlib.suppress(BaseException):
             loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
+
+
+def _go_stored(loop: Loop, provider: Provider, done: RunDone, store: Store, device: DeviceInfo) -> list[TurnOutcome]:
+    """The run's turns, with the run stored before its first request: one whose server fails stays, unfinished,
+    for a resume to continue (RunStopped names it); one refused as bad input at its start (a key, a model) leaves
+    nothing behind."""
+    created = store.ensure_run(done.name, kind=done.mode, target=device.target, device_name=device.name,
+                               model=done.config.model, config=done.config.model_dump_json())
+    try:
+        outcomes = run_interruptible(_go(loop, provider, done.problems, done.mode == "run"))
+    except InputError:
+        if created and not store.turns(done.name):
+            store.delete_run(done.name)
+        raise
+    except ProviderError as exc:  # after every retry: what finished is stored
+        raise RunStopped(str(exc), run=done.name, mode=done.mode) from exc
+    store.finish_run(done.name)
+    return outcomes
 
 
 async def _go(loop: Loop, provider: Provider, problems: list[Problem], evaluate_turns: bool) -> list[TurnOutcome]:
@@ -271,16 +301,34 @@ def _resumed(request: RunRequest, device: DeviceInfo, store: Store, mode: str) -
     if given:
         raise RunError(f"resume continues a run with its own settings; drop {', '.join(given)} "
                        "(or start a new run with another name)")
-    names = [r.name for r in store.runs() if r.kind == mode]
-    name = request.name or (names[-1] if names else None)
+    runs = [r for r in store.runs() if r.kind == mode]
+    # Without a name: the latest run that did not go through every turn (stopped, or its server failed); a
+    # finished one has nothing left to do, and re-timing it quietly would pass for the resume asked for.
+    name = request.name or next((r.name for r in reversed(runs) if not r.finished), None)
     stored = store.run_config(name) if name else None
-    if not name or not stored:
-        raise RunError(f"nothing to resume: {store.path} has no `harness {mode}` run"
-                       + (f" named {name!r}" if name else "") + (f" (there are: {', '.join(names)})" if names else ""))
+    if not (name and stored):
+        raise RunError(_nothing_to_resume(request.name, runs, store.path, mode))
     config = RunConfig.model_validate_json(stored)
     if config.target != device.target:
         raise RunError(f"run {name!r} is on the {config.target} target, but the device gives {device.target}")
     return name, config
+
+
+def _nothing_to_resume(name: str | None, runs: list[RunInfo], db: Path, mode: str) -> str:
+    """Why there is nothing to resume, and the command to type instead."""
+    unfinished = [r.name for r in runs if not r.finished]
+    others = (f"; unfinished here: {', '.join(unfinished)} (`harness {mode} --resume --run {unfinished[-1]}`)"
+              if unfinished else "")
+    if name:
+        return (f"nothing to resume: nothing of run {name!r} is stored in {db} (a run is kept from its start, "
+                "unless refused as bad input before its first answer; or it ran with other --results-dir), so "
+                f"start it: `harness {mode} --run {name} --model MODEL` with the options you first gave, without "
+                f"--resume{others}")
+    if runs:
+        return (f"nothing to resume: every `harness {mode}` run in {db} went through all its turns (the latest: "
+                f"{runs[-1].name}; `harness runs` lists them); start a new one: `harness {mode} --model MODEL`")
+    return (f"nothing to resume: {db} has no `harness {mode}` run; start one: `harness {mode} --model MODEL` "
+            f"(or `harness {mode}` alone for the reference solutions)")
 
 
 def _new(request: RunRequest, device: DeviceInfo, store: Store, mode: str, connection: Connection

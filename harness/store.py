@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+import tempfile
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,6 +42,23 @@ SEALED_EVALUATION = ("candidate_sha256", "problem_sha256", "device_name", "targe
 
 class StoreError(InputError, RuntimeError):
     """The results database cannot be used."""
+
+
+RESULTS_DIR_FIX = "pass --results-dir (or --db) a directory you can write"
+
+
+def prepare_results_dir(path: Path) -> None:
+    """Make `path` (and its parents) if missing and write a file in it, the one check of a results directory:
+    `eval`, `run` and every command that stores run it through Store, and `doctor` runs it alone. Trying is the
+    test: a path under a file, under /proc, or read-only fails here, with why, where root's permission bits
+    would say yes."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        verb = "write in" if path.is_dir() else "create"
+        raise StoreError(f"cannot {verb} the results directory {path}: {exc.strerror}; {RESULTS_DIR_FIX}") from None
 
 
 def _seal_row(values) -> str:
@@ -77,20 +95,16 @@ def _turn_record(row: tuple) -> TurnRecord:
 
 
 def _run_info(row: tuple) -> RunInfo:
-    """A row of Store.runs' query: the run's columns, then whether it is hidden (0 or 1)."""
-    name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens, hidden = row
+    """A row of Store.runs' query: the run's columns, then whether it is hidden (0 or 1) and finished."""
+    name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens, hidden, finished = row
     return RunInfo(name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens,
-                   bool(hidden))
+                   bool(hidden), bool(finished))
 
 
 class Store:
     def __init__(self, path: Path):
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the results directory {self.path.parent}: {exc.strerror}; pass "
-                             "--results-dir (or --db) a directory you can write") from None
+        prepare_results_dir(self.path.parent)
         try:
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -130,14 +144,21 @@ class Store:
     # ---- writing ----
 
     def ensure_run(self, name: str, *, kind: str, target: str, device_name: str, model: str | None = None,
-                   config: str | None = None) -> None:
-        """Create the run, or update its config (a resumed run may add problems, samples or turns)."""
+                   config: str | None = None) -> bool:
+        """Create the run, or update its config (a resumed run may add problems, samples or turns); True if it
+        is new. A run given a config (run, generate) is going again: unfinished until finish_run."""
         with self.db:
             self.db.execute("BEGIN")
-            self.db.execute("INSERT OR IGNORE INTO runs (name, created_at, kind, target, device_name, model, config) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?)", (name, _now(), kind, target, device_name, model, config))
+            created = self.db.execute(
+                "INSERT OR IGNORE INTO runs (name, created_at, kind, target, device_name, model, config) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)", (name, _now(), kind, target, device_name, model, config)).rowcount
             if config is not None:
-                self.db.execute("UPDATE runs SET config = ? WHERE name = ?", (config, name))
+                self.db.execute("UPDATE runs SET config = ?, finished_at = NULL WHERE name = ?", (config, name))
+        return bool(created)
+
+    def finish_run(self, name: str) -> None:
+        """The run went through every turn: a resume without a name passes it by."""
+        self.db.execute("UPDATE runs SET finished_at = ? WHERE name = ?", (_now(), name))
 
     def add_completion(self, request: CompletionRequest, completion: Completion) -> None:
         """Record a paid answer (it also serves as the response cache)."""
@@ -330,7 +351,7 @@ class Store:
             "(SELECT COALESCE(SUM(json_extract(c.completion_json, '$.usage.prompt_tokens') "
             "   + json_extract(c.completion_json, '$.usage.completion_tokens')), 0) "
             "   FROM turns t JOIN completions c ON c.key = t.completion_key WHERE t.run = r.name), "
-            "r.hidden = 1 FROM runs r ORDER BY r.created_at, r.rowid")
+            "r.hidden = 1, r.finished_at IS NOT NULL FROM runs r ORDER BY r.created_at, r.rowid")
         return [_run_info(row) for row in rows]
 
     def set_hidden(self, name: str, hidden: bool) -> None:

@@ -21,6 +21,7 @@ class RunInfo:
     requests: int       # model answers used by the run (from the cache or not)
     tokens: int         # their prompt + completion tokens
     hidden: bool = False  # left out of `harness report` unless named (`harness runs --hide`)
+    finished: bool = False  # a run or generate that went through every turn (store.finish_run)
 
 
 @dataclass(frozen=True)

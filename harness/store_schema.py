@@ -1,7 +1,7 @@
 """The store's tables (SQLite), by schema version: the whole schema for a new file, and what each older
 version lacks. The version lives in PRAGMA user_version."""
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -12,7 +12,8 @@ CREATE TABLE IF NOT EXISTS runs (
     device_name TEXT NOT NULL,
     model TEXT,                    -- the model that wrote the candidates, NULL for files
     config TEXT,                   -- JSON: how the run generates (model, sampling, turns, ...), NULL for eval
-    hidden INTEGER NOT NULL DEFAULT 0  -- 1: left out of `harness report` unless named (`harness runs --hide`)
+    hidden INTEGER NOT NULL DEFAULT 0, -- 1: left out of `harness report` unless named (`harness runs --hide`)
+    finished_at TEXT               -- a run or generate that went through every turn (NULL: going, stopped or failed)
 );
 CREATE TABLE IF NOT EXISTS sources (
     sha256 TEXT PRIMARY KEY,
@@ -131,6 +132,9 @@ HIDDEN = "ALTER TABLE runs ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;\n"
 
 
 # Version 6 lacks the per-workload results: its evaluations had one workload, the problem as written.
+# Version 7 lacks runs.finished_at. Whether its runs finished is unknown, so they count as finished: a resume without
+# a name never quietly picks one of them; --run NAME --resume still continues any.
+FINISHED = "ALTER TABLE runs ADD COLUMN finished_at TEXT;\nUPDATE runs SET finished_at = created_at;\n"
 
 
 def upgrade_script(version: int) -> str:
@@ -141,4 +145,8 @@ def upgrade_script(version: int) -> str:
               4: sealed + SEAL["baselines"] + SEAL["peaks"]}.get(version, "")
     if 1 <= version <= 5:  # version 0 is a new file: SCHEMA has it
         script += HIDDEN
-    return script + WORKLOADS if version < SCHEMA_VERSION else script
+    if version < 7:
+        script += WORKLOADS
+    if 1 <= version < 8:
+        script += FINISHED
+    return script

@@ -17,6 +17,7 @@ calls "cached" too), `created_at`; a duration ends in `_ms` or `_s`. Progress an
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -35,8 +36,16 @@ def _width(stream) -> int | None:
     return None if stream.isatty() or os.environ.get("COLUMNS") else 200
 
 
-out = Console(width=_width(sys.stdout))
-err = Console(stderr=True, width=_width(sys.stderr))
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich's own ends the process with status 1; a closed pipe is the reader's choice (`| head`), and the
+        entry point (main.main) ends every command the same way on it: quietly, with 0."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the reader closed the output")
+
+
+out = _Console(width=_width(sys.stdout))
+err = _Console(stderr=True, width=_width(sys.stderr))
 
 
 def wide_option(parser: argparse.ArgumentParser) -> None:

@@ -1,11 +1,13 @@
 """`harness doctor`: what this machine has of what the harness needs, and what to do about what it lacks.
 
 Each check is read without importing torch (the parent never does): the compilers by running them, torch's CUDA
-from its version.py, GPUs through nvidia-smi, the sandbox by starting one, a model server by listing its models."""
+from its version.py, GPUs through nvidia-smi, the sandbox by starting one, the results directory as `eval` and `run`
+open it, the cores' load as the judge measures it around a timing, a model server by listing its models."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -20,7 +22,10 @@ from rich.table import Table
 from harness.api import Connection
 from harness.cli.console import emit_json, out
 from harness.config import store_settings
+from harness.eval import cores_load
+from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from harness.fastbuild.names import pch_root
+from harness.store import RESULTS_DIR_FIX, StoreError, prepare_results_dir
 
 MIN_FREE_GB = 5.0  # one precompiled header is ~0.8 GB per flag set; builds ~10-50 MB each
 STYLE = {"ok": "green", "warn": "yellow", "fail": "red", "info": "dim"}
@@ -38,8 +43,10 @@ def add_parser(sub, store_opts: argparse.ArgumentParser) -> None:
     doctor = sub.add_parser(
         "doctor", parents=[store_opts], help="check this machine for what the harness needs, and say what to fix",
         description="Checks the C++ compiler and ninja (every build), nvcc against torch's CUDA (the cuda target), "
-                    "the visible GPUs, the sandbox every child runs in, free disk for the caches and, when one is "
-                    "given (--base-url or $OPENAI_BASE_URL), the model server. Exit status 0 when nothing failed, "
+                    "the visible GPUs, the sandbox every child runs in, the results directory (as eval and run "
+                    "open it) and free disk for it and the caches, whether other processes keep the cores busy, "
+                    "and, when one is given (--base-url or $OPENAI_BASE_URL), the model server. Exit status 0 "
+                    "when nothing failed, "
                     "1 when something the harness needs is missing; 2 for a malformed URL, before anything runs.")
     doctor.add_argument("--base-url", metavar="URL",
                         help="an OpenAI-compatible endpoint to check (default: $OPENAI_BASE_URL; none: not checked)")
@@ -51,8 +58,8 @@ def add_parser(sub, store_opts: argparse.ArgumentParser) -> None:
 def cmd_doctor(args) -> int:
     settings = store_settings(config_file=args.config, results_dir=args.results_dir, db_path=args.db)
     base_url = Connection(base_url=args.base_url).server()  # a malformed one: RunError, exit 2, as for `run`
-    run = [compiler(), ninja(), *cuda(), sandbox_check(), disk(settings.results_dir), disk(pch_root()),
-           model_server(base_url)]
+    run = [compiler(), ninja(), *cuda(), sandbox_check(), *results_dir(settings.results_dir, settings.db),
+           disk(pch_root(), "disk: pch"), cores(cores_load.measure()), model_server(base_url)]
     checks = [c for c in run if c is not None]
     if args.json:  # one verdict: the worst check's status, and every check
         worst = next((s for s in ("fail", "warn") if any(c.status == s for c in checks)), "ok")
@@ -150,14 +157,50 @@ def sandbox_check() -> Check:
                  "with --sandbox off (children unisolated; every result carries the flag `unsandboxed`)")
 
 
-def disk(path: Path) -> Check:
+def results_dir(path: Path, db: Path) -> list[Check]:
+    """The results directory (and the database's, where --db puts it elsewhere) through the check `eval` and `run`
+    make (store.prepare_results_dir), then its free space; the folders it made to try are removed again."""
+    folders = dict.fromkeys((path, db.parent))
+    failed = [problem for folder in folders if (problem := _try_results_dir(folder)) is not None]
+    if failed:
+        return [Check("results directory", "fail", problem, RESULTS_DIR_FIX) for problem in failed]
+    return [disk(path, "results directory")]
+
+
+def _try_results_dir(path: Path) -> str | None:
+    missing = [p for p in (path, *path.parents) if not p.exists()]  # the deepest first: rmdir's order
+    try:
+        prepare_results_dir(path)
+    except StoreError as exc:
+        return str(exc).removesuffix(f"; {RESULTS_DIR_FIX}")
+    finally:
+        for folder in missing:
+            with contextlib.suppress(OSError):  # made meanwhile by someone else, or not empty: theirs
+                folder.rmdir()
+    return None
+
+
+def cores(load: cores_load.CoresLoad | None) -> Check:
+    """Whether other processes keep the cores busy: a result timed under that load is flagged `contended`."""
+    if load is None:
+        return Check("cores", "info", "cannot tell how busy the cores are (no /proc/stat)")
+    detail = f"other processes used {load.foreign:.0%} of {load.cores} core(s) over {load.wall_s:.1f} s"
+    if not load.contended:
+        return Check("cores", "ok", detail)
+    return Check("cores", "warn", f"{detail}: results timed now are flagged `contended` (other processes above "
+                 f"{CONTENDED_SHARE:.0%} of the cores' time) and not counted: no speedup, fast_p or geomean from them",
+                 "stop the other work, or run where the cores are idle; a contended result is never served "
+                 "from the store, so the next evaluation times it again")
+
+
+def disk(path: Path, check: str) -> Check:
     existing = next((p for p in (path, *path.parents) if p.exists()), Path("/"))
     free = shutil.disk_usage(existing).free / 1e9
     detail = f"{free:.1f} GB free at {existing}" + ("" if existing == path else f" (for {path})")
     if free < MIN_FREE_GB:
-        return Check(f"disk: {path.name}", "warn", detail, f"free some space: builds and precompiled headers "
+        return Check(check, "warn", detail, f"free some space: builds and precompiled headers "
                      f"need a few GB (`harness cache prune`); under {MIN_FREE_GB:g} GB here")
-    return Check(f"disk: {path.name}", "ok", detail)
+    return Check(check, "ok", detail)
 
 
 def model_server(base_url: str | None) -> Check | None:

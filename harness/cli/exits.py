@@ -13,6 +13,7 @@ import signal
 from pydantic import ValidationError
 from rich.markup import escape
 
+from harness.api import RunStopped
 from harness.cli.console import err
 from harness.errors import HarnessFailed, InputError
 from harness.llm.providers import ProviderError
@@ -55,7 +56,7 @@ def end(exc: Exception | KeyboardInterrupt, *, resumable: bool, stored: bool) ->
         err.print(f"[bold red]{exc.faults} harness error(s)[/]: {exc.advice}", soft_wrap=True)
     else:
         err.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        if status == 1 and resumable:  # the model's server failed
-            err.print("what was finished is stored; continue with the same command and --run, or with --resume",
-                      soft_wrap=True)
+        if isinstance(exc, RunStopped):  # the model's server failed; the run is stored, unfinished
+            err.print(f"what was finished is stored; continue this run with: harness {exc.mode} --resume --run "
+                      f"{escape(exc.run)}", highlight=False, soft_wrap=True)
     return status

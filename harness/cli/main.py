@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import importlib.metadata
 import importlib.util
+import os
 import platform
 import signal
 import sys
@@ -114,6 +115,20 @@ def stopped_by_signals():
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command's exit status. A reader that stops reading (`harness runs --json | head -2`) ends it quietly
+    with 0: it has all it asked for, wherever the writing was (a command's output, --version, the flush at exit)."""
+    try:
+        try:
+            return _command(argv)
+        finally:
+            sys.stdout.flush()  # what is still buffered meets a closed pipe here, not in the interpreter's exit
+    except BrokenPipeError:
+        # The interpreter flushes stdout again at exit: pointed at devnull, that flush cannot raise a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _command(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     resumable = args.command in ("run", "generate")
     # a bench's temporary results directory goes with it: what it finished is in the lines it printed

@@ -258,7 +258,8 @@ def run_record(r: RunInfo) -> dict:
     """What `harness runs --json` prints per run, in the commands' shared vocabulary (console.py)."""
     return {"run": r.name, "created_at": r.created_at, "kind": r.kind, "model": r.model, "backend": r.backend,
             "target": r.target, "device": r.device_name, "evaluations": r.evaluations, "answers": r.requests,
-            "tokens": r.tokens, "hidden": r.hidden}
+            "tokens": r.tokens, "hidden": r.hidden,
+            "finished": r.finished if r.backend is not None else None}  # only a model's runs have turns to finish
 
 
 def cmd_runs(args) -> int:

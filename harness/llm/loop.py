@@ -112,6 +112,9 @@ class Asking:
 
 
 class Loop:
+    """A run's conversations, turn after turn; the run's row is in the store already (api.run writes it before
+    the first request, so a run whose server fails can be resumed)."""
+
     def __init__(self, *, run: str, asking: Asking, device: DeviceInfo, settings: Settings, store: Store,
                  solutions_dir: Path, events: LoopEvents | None = None):
         self.run, self.device, self.settings, self.store = run, device, settings, store
@@ -121,12 +124,9 @@ class Loop:
         self.solutions_dir = solutions_dir
         self.events = events or LoopEvents()
         self.stored = store.turns(run)  # what an earlier invocation of this run already did
-        self.kind = "run"
-        self.run_recorded = False  # the run row is written with its first new turn, not before
 
     async def go(self, problems: list[Problem], *, evaluate_turns: bool = True) -> list[TurnOutcome]:
         """Every conversation through every turn (only the first, without evaluation, if not evaluate_turns)."""
-        self.kind = "run" if evaluate_turns else "generate"
         conversations = [Conversation(p, s, self.prompts.first_messages(p, self.facts, self.config.dtype,
                                                                             self.settings.check_spec))
                          for p in problems for s in range(1, self.config.samples + 1)]
@@ -192,19 +192,10 @@ class Loop:
                 candidate = candidate_from_source(source, display_path(on_disk))
             else:
                 candidate = self._write_candidate(problem, sample, turn, source)
-        self._record_run()
         self.store.add_turn(TurnKey(self.run, problem.id, sample, turn), completion_key=request.key,
                             cached=completion.cached, candidate=candidate, reason=reason)
         self.events.answered(completion)
         return TurnOutcome(problem, sample, turn, candidate, reason, completion, None)
-
-    def _record_run(self) -> None:
-        """Create the run (or update its config) once there is something to keep: a run refused at its
-        first request (bad key, unknown model) leaves nothing behind."""
-        if not self.run_recorded:
-            self.store.ensure_run(self.run, kind=self.kind, target=self.device.target, device_name=self.device.name,
-                                  model=self.config.model, config=self.config.model_dump_json())
-            self.run_recorded = True
 
     def _write_candidate(self, problem: Problem, sample: int, turn: int, source: str) -> Candidate:
         folder = Path(problem.id).stem if problem.id.endswith(".py") else problem.id  # given by path: its name

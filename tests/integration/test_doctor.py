@@ -1,7 +1,14 @@
-"""`harness doctor`: the real checks on this machine, a PATH without the compilers, and a real local model server."""
+"""`harness doctor`: the real checks on this machine, a PATH without the compilers, a results directory `eval`
+refuses, cores kept busy by real processes, and a real local model server."""
+import os
+import subprocess
+import sys
+
 import pytest
 
 from harness.cli import doctor
+from harness.eval.cores_load import CoresLoad, measure
+from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from tests.conftest import json_lines, run_cli
 from tests.openai_server import FakeOpenAI
 
@@ -18,7 +25,8 @@ def test_this_machine_has_what_the_tests_need(tmp_path):
     found = checks(proc)
     for name in ("C++ compiler", "ninja", "torch", "sandbox"):  # what every cpu test here relies on
         assert found[name]["status"] == "ok", found[name]
-    assert found["disk: results"]["status"] in ("ok", "warn") and "GB free" in found["disk: results"]["detail"]
+    assert found["results directory"]["status"] in ("ok", "warn") and "GB free" in found["results directory"]["detail"]
+    assert not (tmp_path / "results").exists()  # made to try it, and removed again
     assert "model server" not in found  # none given: not checked
 
 
@@ -74,3 +82,60 @@ def test_without_a_gpu_nvcc_is_not_asked_for(monkeypatch):
     monkeypatch.setattr(doctor, "nvcc_release", lambda: None)
     monkeypatch.setattr("harness.device.visible_gpus", lambda: [])
     assert [(c.name, c.status) for c in doctor.cuda()] == [("torch", "ok"), ("GPUs", "info")]
+
+
+@pytest.mark.parametrize("where", ["/etc/hostname/sub", "/proc/nope"])
+def test_a_results_directory_eval_refuses_fails_doctor_too(tmp_path, where):
+    """One check for both: what `eval` refuses with exit 2, doctor fails with exit 1, in the same words."""
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text("x = 1\n")
+    refused = run_cli("eval", "--target", "cpu", "--results-dir", where, "--problem", "cpu/relu", candidate)
+    assert refused.returncode == 2, refused.stderr
+    proc = run_cli("doctor", "--json", "--results-dir", where, env={"OPENAI_BASE_URL": ""})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    found = checks(proc)["results directory"]
+    assert found["status"] == "fail" and found["detail"] in " ".join(refused.stderr.split())
+    assert "--results-dir" in found["fix"] and "GB free" not in found["detail"]
+
+
+def test_cores_kept_busy_by_other_processes_are_a_warning(tmp_path):
+    """A spinning process pinned to each core this process may use: doctor measures them and says what they do to
+    the results (a warning: the harness still works, exit 0)."""
+    cores = sorted(os.sched_getaffinity(0))
+    spin = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
+    spinners = [subprocess.Popen([sys.executable, "-c", spin, str(core)]) for core in cores]
+    try:
+        proc = run_cli("doctor", "--json", "--results-dir", tmp_path, env={"OPENAI_BASE_URL": ""})
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = checks(proc)["cores"]
+    assert found["status"] == "warn" and "contended" in found["detail"] and "not counted" in found["detail"]
+    assert "idle" in found["fix"]
+
+
+@pytest.mark.parametrize(("foreign", "status"), [(0.0, "ok"), (CONTENDED_SHARE, "ok"), (CONTENDED_SHARE + 0.01,
+                                                                                           "warn"), (1.0, "warn")])
+def test_the_cores_warning_starts_where_results_are_flagged_contended(foreign, status):
+    check = doctor.cores(CoresLoad(foreign=foreign, cores=2, wall_s=0.5))
+    assert check.status == status and f"{foreign:.0%} of 2 core(s)" in check.detail
+
+
+def test_the_cores_load_is_read_from_proc_stat_less_this_process():
+    """Two /proc/stat texts at the boundary where the harness reads them: the busy ticks between them (steal
+    included, idle and iowait not) over the usable cores' time."""
+    cpus = sorted(os.sched_getaffinity(0))
+    hz = os.sysconf("SC_CLK_TCK")
+
+    def stat(busy_each: int) -> str:  # user, nice, system, idle, iowait, irq, softirq, steal
+        return "cpu  0 0 0 0 0 0 0 0\n" + "".join(f"cpu{n} {busy_each} 0 0 9999 500 0 0 0\n" for n in cpus)
+
+    texts = iter([stat(100), stat(100)])
+    idle = measure(0.05, read=lambda: next(texts))
+    assert idle is not None and idle.foreign == 0.0 and idle.cores == len(cpus) and not idle.contended
+    texts = iter([stat(100), stat(100 + hz)])  # a whole second of ticks on every core within 0.05 s
+    busy = measure(0.05, read=lambda: next(texts))
+    assert busy is not None and busy.foreign == 1.0 and busy.contended
+    assert measure(0.01, read=lambda: None) is None  # no /proc/stat: nothing to tell

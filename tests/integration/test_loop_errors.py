@@ -1,10 +1,14 @@
 """`harness run/generate` with a model: bad input and server failures give clear errors and exit codes,
-and nothing the key could leak into. No builds happen here: every case stops before a candidate exists."""
+and nothing the key could leak into; a run whose server failed is the one --resume continues. No builds happen
+here: every case stops before a candidate exists, or gets an answer without code."""
+import json
 import os
+import re
+import sqlite3
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import json_lines, run_cli
 from tests.openai_server import FakeOpenAI, Reply
 
 KEY = "sk-errors-test-9d8c7b6a5f4e"
@@ -72,3 +76,58 @@ def test_bad_input_exits_2(results, args, message):
 def test_nothing_to_resume(results):
     proc = run_cli("run", "--resume", "--target", "cpu", "--results-dir", results)
     assert proc.returncode == 2 and "has no `harness run` run" in proc.stderr
+
+
+def run_model(results, server, *args):
+    clean = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    return run_cli("run", "--target", "cpu", "--results-dir", results / "r", "--solutions-dir", results / "s",
+                   "--base-url", server.base_url, "--max-retries", "0", "--json", *args, env=clean)
+
+
+def stored_runs(results) -> dict[str, dict]:
+    return {r["run"]: r for r in json_lines(run_cli("runs", "--json", "--results-dir", results / "r").stdout)}
+
+
+def evaluations(results, run: str) -> list[tuple]:
+    with sqlite3.connect(results / "r" / "harness.db") as db:
+        return db.execute("SELECT id, created_at, result_json FROM evaluations WHERE run = ? ORDER BY id",
+                          (run,)).fetchall()
+
+
+def test_resume_continues_the_run_whose_server_failed_not_an_earlier_one(results):
+    """The run is stored as it starts: a server that fails on the first request leaves it unfinished, and
+    --resume (no name) continues that run under its own name, against a server that works; the finished run
+    before it is neither asked nor evaluated again."""
+    with FakeOpenAI(lambda body: "no code today") as working:
+        earlier = run_model(results, working, "--model", "scripted", "--problem", "cpu/sum_dim1", "--run", "earlier")
+        assert earlier.returncode == 0, earlier.stderr
+        before = evaluations(results, "earlier")
+        with FakeOpenAI(lambda body: Reply(status=503)) as failing:
+            failed = run_model(results, failing, "--model", "scripted", "--problems", "cpu/relu,cpu/softmax")
+        assert failed.returncode == 1, failed.stderr
+        message = " ".join(failed.stderr.split())
+        name = re.search(r"continue this run with: harness run --resume --run (\S+)", message).group(1)
+        runs = stored_runs(results)
+        assert runs[name]["finished"] is False and runs[name]["answers"] == 0 and runs["earlier"]["finished"]
+
+        asked = len(working.received)
+        resumed = run_model(results, working, "--resume")
+        assert resumed.returncode == 0, resumed.stderr
+        assert len(working.received) == asked + 2  # the failed run's two problems, nothing of `earlier`
+    runs = stored_runs(results)
+    assert runs[name]["finished"] is True and runs[name]["answers"] == 2 and runs[name]["evaluations"] == 2
+    assert evaluations(results, "earlier") == before  # nothing earlier re-timed, re-judged or re-stored
+    assert {r["problem"] for r in json.loads(resumed.stdout)["problems"]} == {"cpu/relu", "cpu/softmax"}
+
+    again = run_model(results, working, "--resume")  # every run finished: nothing to resume, and what to type
+    assert again.returncode == 2 and "went through all its turns" in again.stderr, again.stderr
+
+
+def test_resuming_a_run_of_which_nothing_was_stored_says_so_and_what_to_type(results):
+    with FakeOpenAI(lambda body: Reply(status=401, content="bad key")) as refused:  # bad input: nothing kept
+        proc = run_model(results, refused, "--model", "scripted", "--problem", "cpu/relu", "--run", "mine")
+        assert proc.returncode == 2, proc.stderr
+        proc = run_model(results, refused, "--run", "mine", "--resume")
+    message = " ".join(proc.stderr.split())
+    assert proc.returncode == 2 and "nothing of run 'mine' is stored" in message, message
+    assert "`harness run --run mine --model MODEL`" in message

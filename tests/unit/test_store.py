@@ -103,7 +103,7 @@ def test_a_version_1_database_is_migrated_in_place(tmp_path):
 def test_a_version_5_database_gains_hidden_and_its_runs_stay_shown(tmp_path):
     from harness import store_schema
     v5 = "\n".join(line for line in store_schema.upgrade_script(0).splitlines()  # a new file's tables, less hidden
-                   if not line.strip().startswith("hidden")).replace("config TEXT,", "config TEXT")
+                   if not line.strip().startswith(("hidden", "finished_at"))).replace("config TEXT,", "config TEXT")
     db = sqlite3.connect(tmp_path / "h.db")
     db.executescript(v5 + """
 INSERT INTO runs VALUES ('old', '2027-01-05T00:00:00+00:00', 'eval', 'cpu', 'CPU', NULL, NULL);
@@ -118,6 +118,26 @@ PRAGMA user_version = 5;
     db = sqlite3.connect(tmp_path / "h.db")
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert db.execute("SELECT hidden FROM runs").fetchall() == [(1,)]
+
+
+def test_a_version_7_database_gains_finished_and_its_runs_count_as_finished(tmp_path):
+    """Whether a run of a version-7 file finished is unknown: a resume without a name must not pick it quietly."""
+    from harness import store_schema
+    v7 = "\n".join(line for line in store_schema.upgrade_script(0).splitlines()  # a new file's tables, less finished
+                   if not line.strip().startswith("finished_at")).replace("DEFAULT 0,", "DEFAULT 0")
+    db = sqlite3.connect(tmp_path / "h.db")
+    db.executescript(v7 + """
+INSERT INTO runs VALUES ('old', '2020-01-05T00:00:00+00:00', 'run', 'cpu', 'CPU', 'm', '{}', 0);
+PRAGMA user_version = 7;
+""")
+    db.close()
+    with Store(tmp_path / "h.db") as store:
+        assert [(r.name, r.finished) for r in store.runs()] == [("old", True)]
+        assert store.ensure_run("new", kind="run", target="cpu", device_name="CPU", model="m", config="{}")
+        assert not store.ensure_run("old", kind="run", target="cpu", device_name="CPU", model="m", config="{}")
+        assert [(r.name, r.finished) for r in store.runs()] == [("old", False), ("new", False)]  # going again
+        store.finish_run("new")
+        assert [(r.name, r.finished) for r in store.runs()] == [("old", False), ("new", True)]
 
 
 def test_baselines_are_kept_per_problem_device_torch_dtype_and_protocol(tmp_path):
