@@ -29,6 +29,7 @@ from harness.flags import merge_flags
 from harness.store import Store
 from harness.types import (
     COMPILE_KINDS,
+    Baseline,
     DeviceInfo,
     EvalResult,
     Problem,
@@ -138,18 +139,21 @@ def settle(job: Job, device: DeviceInfo, settings: Settings, store: Store
 def run_pending(jobs: list[Job], device: DeviceInfo, settings: Settings, store: Store, *,
                 on_built: OnBuilt, on_evaluated: OnEvaluated, events: Events | None = None) -> None:
     """Build and evaluate, on this machine or a Ray cluster, against clean baselines and the device's peaks, round by
-    round (rounds()): each round's baselines are measured just before its builds, so the first results come before
-    every problem's baseline is measured."""
+    round (rounds()): a problem's baselines are measured in the round of its first job, so the first results come
+    before every problem's baseline is measured, and still no candidate of a problem has run before its baseline."""
     events = events or Events()
     seed = secrets.randbits(63)  # secret per invocation: candidates cannot predict their inputs
     peaks = device_peaks(device, settings, store, events=events)
     kinds = ("eager", *COMPILE_KINDS) if settings.compile_baselines else ("eager",)
+    baselines: dict[str, Baseline] = {}
+    asked: set[str] = set()  # the problems whose baselines this invocation has asked for
     for positions in rounds(jobs, device, settings):
         part = [jobs[i] for i in positions]
-        measured = measure_baselines([job.problem for job in part], device, settings, store, kinds,
-                                     listeners=Listeners(events=events))
-        baselines = {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
-        context = BatchContext(device, settings, seed, peaks, baselines)
+        new = [job.problem for job in part if job.problem.sha256 not in asked]
+        asked.update(problem.sha256 for problem in new)
+        measured = measure_baselines(new, device, settings, store, kinds, listeners=Listeners(events=events))
+        baselines |= {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
+        context = BatchContext(device, settings, seed, peaks, dict(baselines))
         in_round: OnEvaluated = partial(_in_round, positions, on_evaluated)
         if settings.executor == "ray":
             from harness.eval.ray import run_jobs_ray

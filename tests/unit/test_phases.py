@@ -76,3 +76,23 @@ def test_on_the_cpu_target_the_cheapest_candidates_one_per_build_worker_form_the
     assert rounds(jobs[:2], CPU, two) == [[0, 1]]  # no more candidates than workers: one round
     assert rounds(jobs, GPU, two) == [[0, 1, 2, 3, 4]]  # a GPU evaluates as builds land
     assert rounds(jobs, CPU, load_settings(build_workers=2, executor="ray")) == [[0, 1, 2, 3, 4]]
+
+
+def test_a_problems_baseline_is_asked_for_once_in_the_round_of_its_first_job(monkeypatch, tmp_path):
+    """No candidate of a problem runs before its baseline: a problem whose cheap candidate leads the first round is
+    measured there, and not again (after that candidate ran) in the round of its other candidate."""
+    from harness.eval import pipeline
+    from harness.store import Store
+
+    asked, batches = [], []
+    monkeypatch.setattr(pipeline, "device_peaks", lambda *args, **kwargs: None)
+    monkeypatch.setattr(pipeline, "measure_baselines",
+                        lambda problems, *args, **kwargs: asked.append([p.id for p in problems]) or {})
+    monkeypatch.setattr(pipeline, "run_jobs", lambda part, context, *args, **kwargs: batches.append(
+        [(job.problem.id, job.candidate.source) for job in part]))
+    jobs = [job("cpu/relu", CPP.format(n=0)), job("cpu/softmax", CPP.format(n=1)), job("cpu/relu", CUDA.format(n=2))]
+    with Store(tmp_path / "h.db") as store:
+        pipeline.run_pending(jobs, CPU, load_settings(results_dir=tmp_path, build_workers=1), store,
+                             on_built=lambda *_: None, on_evaluated=lambda *_: None)
+    assert [[problem for problem, _ in batch] for batch in batches] == [["cpu/relu"], ["cpu/softmax", "cpu/relu"]]
+    assert asked == [["cpu/relu"], ["cpu/softmax"]]
