@@ -16,7 +16,7 @@ from rich.progress import (
 
 from harness.api import RunDone, RunEvents
 from harness.cli.console import err
-from harness.eval.pipeline import Events
+from harness.eval.phases import Events, Phase, PhaseTook
 from harness.report.labels import not_counted, times
 from harness.report.leaderboard import STATUS_STYLE
 from harness.store import RunUsage
@@ -44,6 +44,14 @@ class ConsoleEvents(Events):
             self.progress.reset(self.tasks[name], total=total, description=description or name)
         else:
             self.tasks[name] = self.progress.add_task(description or name, total=total)
+
+    def phase(self, phase: Phase) -> None:
+        """A step that makes no result of its own: said as it starts, and again as it ends with what it took."""
+        self.progress.console.print(f"[cyan]{escape(phase.announce())}[/]", soft_wrap=True)
+
+    def phase_done(self, phase: Phase, took: PhaseTook) -> None:
+        self.progress.console.print(f"[dim]  {escape(phase.doing.split(':')[0])}: done in {took.describe()}[/]",
+                                    soft_wrap=True)
 
     def planned(self, builds: int, evaluations: int) -> None:
         self._task("build", builds)

@@ -33,7 +33,7 @@ from harness.cli.problems import memory_filter
 from harness.config import DTYPE_CHOICES, load_settings, store_settings
 from harness.device import discover
 from harness.eval import cpu_ceiling
-from harness.eval.baseline import device_peaks, measure_baselines, trusted
+from harness.eval.baseline import Listeners, device_peaks, measure_baselines, trusted
 from harness.problems import index as problem_index
 from harness.process import write_atomic
 from harness.report.details import report_details
@@ -122,7 +122,8 @@ def cmd_baseline(args) -> int:
 
         with progress:
             task = progress.add_task("baselines", total=len(problems))
-            measure_baselines(problems, device, settings, store, kinds, force=args.force, on_problem=done)
+            measure_baselines(problems, device, settings, store, kinds, force=args.force,
+                              listeners=Listeners(on_problem=done))
     order = {p.id: i for i, p in enumerate(problems)}
     records.sort(key=lambda r: order[r["problem"]])
     if args.json:  # one record a problem, each with the device and its peaks (console.py's rule)

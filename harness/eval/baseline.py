@@ -17,7 +17,8 @@ computes each problem's speed of light.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from harness.batch_child import run_each
 from harness.config import Settings
@@ -25,6 +26,7 @@ from harness.eval.build import torch_version
 from harness.eval.children import eval_env
 from harness.eval.cpu_ceiling import CONTENDED_SHARE, machine_tflops, merge_peaks, needs_measuring
 from harness.eval.machine import machine_store
+from harness.eval.phases import BASELINE_SETUP_S, CHILD_START_S, PEAKS_S, Events, Phase, timed
 from harness.protocol import BaselineItem, BaselineSpec
 from harness.store import BaselineKey, Store
 from harness.types import BASELINE_KINDS, PROTOCOL_VERSION, Baseline, DeviceInfo, Peaks, Problem
@@ -40,6 +42,15 @@ NOISY_BASELINE_RSE = 0.05  # a stored baseline's relative standard error is at m
 AGREEMENT = 0.15
 
 Measured = dict[str, dict[str, Baseline]]  # problem sha256 -> kind -> baseline
+
+
+@dataclass(frozen=True)
+class Listeners:
+    """Who hears of a baseline measurement: `on_problem(problem, baselines, error)` as each problem is done, and
+    `events` of the measurement's phase, where there is one."""
+
+    on_problem: Callable[[Problem, dict[str, Baseline], str | None], None] | None = None
+    events: Events = field(default_factory=Events)
 
 
 def baseline_key(problem: Problem, device: DeviceInfo, settings: Settings, kind: str = "eager") -> BaselineKey:
@@ -102,17 +113,17 @@ def _known(p: Problem, device: DeviceInfo, settings: Settings, stores: list[Stor
 
 def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Settings, store: Store | None,
                       kinds: tuple[str, ...] = ("eager",), *, force: bool = False,
-                      on_problem: Callable[[Problem, dict[str, Baseline], str | None], None] | None = None) -> Measured:
+                      listeners: Listeners | None = None) -> Measured:
     """Every requested kind of baseline for each problem: from the store, or measured now (all missing ones
     in one child, restarted past a problem that crashes or hangs it). With no store, everything is measured.
 
-    A problem whose reference cannot run is left out (its evaluations say why); `on_problem(problem,
-    baselines, error)` is told about every problem as it is done.
+    A problem whose reference cannot run is left out (its evaluations say why); `listeners` hear of each problem
+    as it is done and of the measurement, where there is one.
     """
     with machine_store() as machine:
         stores = [store, *filter(None, [machine])] if store else []
         return _measure(list({p.sha256: p for p in problems}.values()), device, settings, stores, kinds, force,
-                        on_problem)
+                        listeners or Listeners())
 
 
 def measured_again(problem: Problem, device: DeviceInfo, settings: Settings) -> Baseline | None:
@@ -123,7 +134,7 @@ def measured_again(problem: Problem, device: DeviceInfo, settings: Settings) -> 
 
 
 def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stores: list[Store],
-             kinds: tuple[str, ...], force: bool, on_problem) -> Measured:
+             kinds: tuple[str, ...], force: bool, listeners: Listeners) -> Measured:
     found: Measured = {}
     before: Measured = {}  # what was stored, to settle a new eager time with (--force starts afresh)
     missing: dict[str, tuple[Problem, list[str]]] = {}
@@ -134,8 +145,8 @@ def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stor
         before[p.sha256] = {} if force else stored
         if need:
             missing[p.id] = (p, need)
-        elif on_problem:
-            on_problem(p, found[p.sha256], None)
+        elif listeners.on_problem:
+            listeners.on_problem(p, found[p.sha256], None)
     if not missing:
         return found
     seed = secrets.randbits(63)
@@ -155,20 +166,33 @@ def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stor
             if stores and kind in need and (b.timing or kind != "eager"):  # a failed eager is the problem's
                 b = keep(stores, baseline_key(problem, device, settings, kind), b, before[problem.sha256].get(kind))
             found[problem.sha256][kind] = b
-        if on_problem:
-            on_problem(problem, found[problem.sha256], record.get("error"))
+        if listeners.on_problem:
+            listeners.on_problem(problem, found[problem.sha256], record.get("error"))
 
     compile_kinds = sum(1 for k in kinds if BASELINE_KINDS[k])
-    run_each(list(missing), job="baseline", write_spec=write_spec,
-             env={**eval_env(device, settings.cache_dir),
-                  "TORCHINDUCTOR_CACHE_DIR": str(settings.cache_dir / "inductor")},
-             log_dir=settings.cache_dir / "baselines", log_name="baselines",
-             timeout_s=CHILD_SLACK_S + settings.timing.budget_s * len(kinds) + COMPILE_ALLOWANCE_S * compile_kinds,
-             timeout_hint="measuring this problem's baselines", on_result=on_result)
+    with timed(listeners.events, baselines_phase(missing.values(), settings.timing.budget_s)):
+        run_each(list(missing), job="baseline", write_spec=write_spec,
+                 env={**eval_env(device, settings.cache_dir),
+                      "TORCHINDUCTOR_CACHE_DIR": str(settings.cache_dir / "inductor")},
+                 log_dir=settings.cache_dir / "baselines", log_name="baselines",
+                 timeout_s=CHILD_SLACK_S + settings.timing.budget_s * len(kinds) + COMPILE_ALLOWANCE_S * compile_kinds,
+                 timeout_hint="measuring this problem's baselines", on_result=on_result)
     return found
 
 
-def device_peaks(device: DeviceInfo, settings: Settings, store: Store, *, force: bool = False) -> Peaks | None:
+def baselines_phase(missing: Iterable[tuple[Problem, list[str]]], budget_s: float) -> Phase:
+    """What measuring these baselines takes: a child's start, then per problem the timing budget of each side timed
+    (eager, and each torch.compile kind interleaved with it; its compile not counted)."""
+    missing = list(missing)
+    timings = sum(1 + sum(1 for k in need if BASELINE_KINDS[k]) for _, need in missing)
+    estimate = CHILD_START_S + len(missing) * BASELINE_SETUP_S + timings * budget_s
+    names = ", ".join(p.id for p, _ in missing[:3]) + (", ..." if len(missing) > 3 else "")
+    return Phase(f"measuring the reference's baseline of {len(missing)} problem{'s' * (len(missing) != 1)} "
+                 f"({names})", estimate, "each kept for this machine and torch version")
+
+
+def device_peaks(device: DeviceInfo, settings: Settings, store: Store, *, force: bool = False,
+                 events: Events | None = None) -> Peaks | None:
     """The device's measured peaks: from the store, else the machine's (machine.py, copied into the store), or
     measured now in a clean child (a few seconds; then kept in both). When the measurement fails (the log is in
     results/cache/baselines/): the stored ones, or None."""
@@ -180,7 +204,10 @@ def device_peaks(device: DeviceInfo, settings: Settings, store: Store, *, force:
             if held[0] != stored:
                 store.add_peaks(device.name, device.target, torch_version(), stored)
             return stored
-        peaks = _measure_peaks(device, settings, next((p for p in held if p is not None), None), force)
+        phase = Phase("measuring the machine's peaks: memory bandwidth, GEMM FLOP/s", PEAKS_S.get(device.target),
+                      "once per machine and torch version")
+        with timed(events or Events(), phase):
+            peaks = _measure_peaks(device, settings, next((p for p in held if p is not None), None), force)
         if peaks is not None and peaks not in held:
             for s in stores:
                 s.add_peaks(device.name, device.target, torch_version(), peaks)

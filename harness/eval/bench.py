@@ -24,7 +24,8 @@ from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import confinement
 from harness.eval.evaluation import Job, evaluate_built
 from harness.eval.job import BatchContext
-from harness.eval.pipeline import Events, RunLabel, evaluate
+from harness.eval.phases import Events
+from harness.eval.pipeline import RunLabel, evaluate
 from harness.figures import FLAT_NAMES, Figures, StageSeconds
 from harness.problems.index import resolve
 from harness.store import Store

@@ -23,7 +23,8 @@ class Job:
 @dataclass(frozen=True)
 class BatchContext:
     """What every job of a batch is evaluated with. `baselines`: each problem's clean eager baseline, by its
-    sha256 (measured before any candidate ran); `peaks`: the device's measured peaks."""
+    sha256 (each in a child no candidate touched, before any candidate of its problem ran); `peaks`: the device's
+    measured peaks."""
 
     device: DeviceInfo
     settings: Settings

@@ -8,26 +8,28 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from harness.config import Settings
 from harness.data import reference_solutions
 from harness.device import devices_like
 from harness.eval import confine
-from harness.eval.baseline import device_peaks, measure_baselines
+from harness.eval.baseline import Listeners, device_peaks, measure_baselines
 from harness.eval.build import BUILD_PROTOCOL
+from harness.eval.build_cost import expected_build_cost
 from harness.eval.cache import prune
 from harness.eval.candidate import load_candidate, precheck
 from harness.eval.evaluation import Job, result_for
 from harness.eval.job import BatchContext
+from harness.eval.phases import BUILD_S, EVAL_SETUP_S, Events, Phase, timed
 from harness.eval.rules import check as check_rules
 from harness.eval.scheduler import OnBuilt, OnEvaluated, run_jobs
 from harness.flags import merge_flags
 from harness.store import Store
 from harness.types import (
     COMPILE_KINDS,
-    BuildResult,
-    Candidate,
+    Baseline,
     DeviceInfo,
     EvalResult,
     Problem,
@@ -46,14 +48,6 @@ def display_path(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
-
-
-class Events:
-    """Progress callbacks; the CLI draws bars and lines from them, tests ignore them."""
-
-    def planned(self, builds: int, evaluations: int) -> None: ...
-    def built(self, candidate: Candidate, build: BuildResult) -> None: ...
-    def evaluated(self, result: EvalResult) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -97,13 +91,25 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
             record(index, settled, reused_from)
         else:
             pending.append(index)
-    events.planned(len({jobs[i].candidate.sha256 for i in pending}), len(pending))
+    builds = len({jobs[i].candidate.sha256 for i in pending})
+    events.planned(builds, len(pending))
     if pending:
-        run_pending([jobs[i] for i in pending], device, settings, store, on_built=events.built,
-                    on_evaluated=lambda position, result: record(pending[position], result))
+        with timed(events, batch_phase(builds, len(pending), device, settings)):
+            run_pending([jobs[i] for i in pending], device, settings, store, on_built=events.built,
+                        on_evaluated=lambda position, result: record(pending[position], result), events=events)
         # the caches' cap: what this batch built was just used, so only older entries can go
         prune(settings.cache_dir, int(settings.cache_max_gb * 1e9))
     return [results[i] for i in range(len(jobs))]
+
+
+def batch_phase(builds: int, evaluations: int, device: DeviceInfo, settings: Settings) -> Phase:
+    """The batch as a whole: its builds side by side, its evaluations one at a time per device (typical figures:
+    a build not served from the cache, an evaluation within its timing budget)."""
+    waves = -(-builds // max(1, settings.build_workers))
+    per_eval = EVAL_SETUP_S + settings.timing.budget_s
+    estimate = waves * BUILD_S + evaluations * per_eval / max(1, len(devices_like(device, settings.gpus)))
+    return Phase(f"building {builds} candidate{'s' * (builds != 1)} ({settings.build_workers} at a time) and checking "
+                 f"and timing {evaluations}", estimate, "fewer where builds are cached; results print as they come")
 
 
 def settle(job: Job, device: DeviceInfo, settings: Settings, store: Store
@@ -131,20 +137,50 @@ def settle(job: Job, device: DeviceInfo, settings: Settings, store: Store
 
 
 def run_pending(jobs: list[Job], device: DeviceInfo, settings: Settings, store: Store, *,
-                on_built: OnBuilt, on_evaluated: OnEvaluated) -> None:
-    """Build and evaluate, on this machine or a Ray cluster, against clean baselines and the device's peaks."""
+                on_built: OnBuilt, on_evaluated: OnEvaluated, events: Events | None = None) -> None:
+    """Build and evaluate, on this machine or a Ray cluster, against clean baselines and the device's peaks, round by
+    round (rounds()): a problem's baselines are measured in the round of its first job, so the first results come
+    before every problem's baseline is measured, and still no candidate of a problem has run before its baseline."""
+    events = events or Events()
     seed = secrets.randbits(63)  # secret per invocation: candidates cannot predict their inputs
-    peaks = device_peaks(device, settings, store)
+    peaks = device_peaks(device, settings, store, events=events)
     kinds = ("eager", *COMPILE_KINDS) if settings.compile_baselines else ("eager",)
-    measured = measure_baselines([job.problem for job in jobs], device, settings, store, kinds)
-    baselines = {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
-    context = BatchContext(device, settings, seed, peaks, baselines)
-    if settings.executor == "ray":
-        from harness.eval.ray import run_jobs_ray
+    baselines: dict[str, Baseline] = {}
+    asked: set[str] = set()  # the problems whose baselines this invocation has asked for
+    for positions in rounds(jobs, device, settings):
+        part = [jobs[i] for i in positions]
+        new = [job.problem for job in part if job.problem.sha256 not in asked]
+        asked.update(problem.sha256 for problem in new)
+        measured = measure_baselines(new, device, settings, store, kinds, listeners=Listeners(events=events))
+        baselines |= {sha: b["eager"] for sha, b in measured.items() if "eager" in b}
+        context = BatchContext(device, settings, seed, peaks, dict(baselines))
+        in_round: OnEvaluated = partial(_in_round, positions, on_evaluated)
+        if settings.executor == "ray":
+            from harness.eval.ray import run_jobs_ray
 
-        run_jobs_ray(jobs, context, address=settings.ray_address, on_built=on_built, on_evaluated=on_evaluated)
-    else:
-        run_jobs(jobs, context, devices_like(device, settings.gpus), on_built=on_built, on_evaluated=on_evaluated)
+            run_jobs_ray(part, context, address=settings.ray_address, on_built=on_built, on_evaluated=in_round)
+        else:
+            run_jobs(part, context, devices_like(device, settings.gpus), on_built=on_built, on_evaluated=in_round,
+                     events=events)
+
+
+def _in_round(positions: list[int], on_evaluated: OnEvaluated, position: int, result: EvalResult) -> None:
+    on_evaluated(positions[position], result)
+
+
+def rounds(jobs: list[Job], device: DeviceInfo, settings: Settings) -> list[list[int]]:
+    """The positions of the jobs scheduled together, round after round. On the cpu target, where a round evaluates
+    nothing until its every build is done (the cores are the device, and timing shares them with nothing), the jobs
+    of the cheapest candidates, one per build worker, go first: the first results come a build's time after the start
+    instead of after every build. Elsewhere (a GPU evaluates as builds land; a Ray cluster) one round."""
+    if device.target != "cpu" or settings.executor == "ray":
+        return [list(range(len(jobs)))]
+    distinct = list(dict.fromkeys(job.candidate.sha256 for job in jobs))
+    costs = {job.candidate.sha256: expected_build_cost(job.candidate.source) for job in jobs}
+    lead = set(sorted(distinct, key=costs.__getitem__)[:max(1, settings.build_workers)])  # stable: ties keep order
+    first = [i for i, job in enumerate(jobs) if job.candidate.sha256 in lead]
+    rest = [i for i, job in enumerate(jobs) if job.candidate.sha256 not in lead]
+    return [first, rest] if rest else [first]
 
 
 def candidate_jobs(problem: Problem, paths: list[str]) -> list[Job]:

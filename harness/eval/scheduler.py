@@ -27,6 +27,7 @@ from harness.eval.evaluation import (
     harness_fault,
 )
 from harness.eval.job import BatchContext
+from harness.eval.phases import PCH_S, Events, Phase, timed
 from harness.fastbuild.maker import MadeLater
 from harness.figures import StageSeconds
 from harness.process import kill_all
@@ -101,20 +102,22 @@ class Batch:
 
 
 def run_jobs(jobs: list[Job], context: BatchContext, devices: list[DeviceInfo] | None = None, *,
-             on_built: OnBuilt | None = None, on_evaluated: OnEvaluated | None = None) -> list[EvalResult]:
+             on_built: OnBuilt | None = None, on_evaluated: OnEvaluated | None = None,
+             events: Events | None = None) -> list[EvalResult]:
     """The batch on this machine (on `devices`, like the context's; default: its device alone): builds on a pool of
     CPU workers, one evaluation worker per device, each evaluation in a child started ahead of need (on the cpu
     target on demand, so the cores being timed are not shared). Callbacks run in the calling thread:
     `on_built(candidate, build)` per distinct candidate, `on_evaluated(i, result)` as `jobs[i]` is done. Results in
-    the order of `jobs`."""
+    the order of `jobs`. `events` hears of the phases (the precompiled headers made after the batch)."""
     context.settings.cache_dir.mkdir(parents=True, exist_ok=True)
     devices = devices or [context.device]
-    return LocalRun(Batch(jobs, devices[0].target), devices, context).go(on_built, on_evaluated)
+    return LocalRun(Batch(jobs, devices[0].target), devices, context, events or Events()).go(on_built, on_evaluated)
 
 
 class LocalRun:
-    def __init__(self, batch: Batch, devices: list[DeviceInfo], context: BatchContext):
+    def __init__(self, batch: Batch, devices: list[DeviceInfo], context: BatchContext, events: Events):
         self.batch, self.devices, self.context, self.settings = batch, devices, context, context.settings
+        self.phases = events
         self.ready: queue.Queue[int | None] = queue.Queue()  # jobs to evaluate, for the evaluation workers
         self.events: queue.Queue[tuple] = queue.Queue()      # everything that happened, for the calling thread
         self.queued_at: dict[int, float] = {}
@@ -130,13 +133,14 @@ class LocalRun:
         for worker in workers:
             worker.start()
         pool = ThreadPoolExecutor(max_workers=max(1, self.settings.build_workers), thread_name_prefix="build")
-        # On the cpu target nothing evaluates beside them; without acceleration no build asks for one
-        made_later = MadeLater() if batch.overlap and self.settings.build_acceleration else None
+        # On the cpu target made after the evaluations, which nothing may run beside; without acceleration no build
+        # asks for one
+        made_later = MadeLater(defer=not batch.overlap) if self.settings.build_acceleration else None
         try:
             self.submit_builds(pool, made_later)
             self.until_done(on_built, on_evaluated)
             if made_later:  # within the try: a Ctrl-C while it waits stops the makers too
-                made_later.finish()
+                self.finish_headers(made_later)
         except BaseException:  # Ctrl-C or a failure: stop builders and children instead of waiting for them
             pool.shutdown(wait=False, cancel_futures=True)
             if made_later:
@@ -150,6 +154,16 @@ class LocalRun:
         for worker in workers:
             worker.join()
         return batch.ordered()
+
+    def finish_headers(self, made_later: MadeLater) -> None:
+        wanted = made_later.wanted() if made_later.defer else 0
+        if not wanted:
+            made_later.finish()
+            return
+        phase = Phase(f"making the C++ precompiled header{'s' * (wanted > 1)} the builds asked for (torch/extension.h)",
+                      PCH_S * wanted, "once per compiler-flag set and torch version; later builds read it")
+        with timed(self.phases, phase):
+            made_later.finish()
 
     def submit_builds(self, pool: ThreadPoolExecutor, made_later: MadeLater | None) -> None:
         """Every build the batch needs, in its order; the first (the leads) do not yield the cores."""

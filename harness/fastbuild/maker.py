@@ -44,8 +44,17 @@ def make_requested_pchs(requests: Path, confinement: Confinement | None, yield_c
     """What a build asked for, after it: marks and retirements at once, then the PCHs to make, side by side (a
     load_inline with torch's header in its `.cu` asks for two, each one compiler's time, 1-2 minutes on an H200).
     `yield_cores`: the makers run under SCHED_IDLE, as builds beside evaluations on a GPU do."""
+    makes = _requested_makes(requests, act=True)
+    if makes:
+        with ThreadPoolExecutor(len(makes)) as pool:
+            list(pool.map(lambda key: _make(pch_root() / key, makes[key], confinement, yield_cores), makes))
+
+
+def _requested_makes(requests: Path, act: bool) -> dict[str, list]:
+    """The PCHs a build's request file asks to be made (key -> command); with `act`, its marks and retirements
+    are carried out on the way."""
     if not requests.is_file():
-        return
+        return {}
     taken, makes = 0, dict[str, list]()
     with open(requests, "rb") as f:
         text = f.read(64 << 10).decode(errors="replace")  # a build child wrote it: read no more than requests need
@@ -58,35 +67,50 @@ def make_requested_pchs(requests: Path, confinement: Confinement | None, yield_c
             continue
         if _is_key(record.get("use")):  # a forged one only keeps a PCH from the cap a while longer
             taken += 1
-            with contextlib.suppress(OSError):  # its last use, read by the caches' cap (eval/cache.py)
-                os.utime(pch_root() / record["use"])
+            if act:
+                with contextlib.suppress(OSError):  # its last use, read by the caches' cap (eval/cache.py)
+                    os.utime(pch_root() / record["use"])
         elif _is_key(record.get("retire")):
             taken += 1
-            _retire(pch_root() / record["retire"], str(record.get("why", ""))[:500])
+            if act:
+                _retire(pch_root() / record["retire"], str(record.get("why", ""))[:500])
         elif _is_key(record.get("make")) and isinstance(record.get("command"), list):
             taken += 1
             makes.setdefault(record["make"], record["command"])
-    if makes:
-        with ThreadPoolExecutor(len(makes)) as pool:
-            list(pool.map(lambda key: _make(pch_root() / key, makes[key], confinement, yield_cores), makes))
+    return makes
 
 
 class MadeLater:
-    """On a GPU, the PCHs the batch's builds ask for, made on a thread of their own beside the evaluations (the
-    makers yielding the cores, as builds do), one build's requests at a time: the candidate whose build asked is
-    evaluated without waiting for them, and the builds after them take them once made and sealed."""
+    """The PCHs a batch's builds ask for, made apart from the build that asked, so that its candidate is evaluated
+    without waiting for them. On a GPU (`defer` False) at once, on a thread of their own beside the evaluations (the
+    makers yielding the cores, as builds do), one build's requests at a time, and the builds after them take them
+    once made and sealed. On the cpu target (`defer`), where nothing may run beside an evaluation, at finish(),
+    after the batch's evaluations: a first batch shows its results before the header's ~40 s are spent."""
 
-    def __init__(self) -> None:
+    def __init__(self, defer: bool = False) -> None:
+        self.defer = defer
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pch")
         self.pending: list[Future] = []
+        self.deferred: list[tuple[Path, Confinement | None]] = []
 
     def add(self, requests: Path, confinement: Confinement | None) -> None:
-        self.pending.append(self.pool.submit(make_requested_pchs, requests, confinement, True))
+        if self.defer:
+            self.deferred.append((requests, confinement))
+        else:
+            self.pending.append(self.pool.submit(make_requested_pchs, requests, confinement, True))
+
+    def wanted(self) -> int:
+        """How many PCHs the deferred requests ask for that are not made yet (what finish() will make)."""
+        keys = {key for requests, _ in self.deferred for key in _requested_makes(requests, act=False)}
+        return sum(1 for key in keys if not sealed(pch_root() / key) and not (pch_root() / key / PCH_FAILED).exists())
 
     def finish(self) -> None:
-        """Wait for what is being made (a PCH saves each later build of this machine its header's parse), saying so
-        where it is not done; a failure costs later builds time, never a verdict."""
-        if not all(future.done() for future in self.pending):
+        """Make what was deferred, and wait for what is being made (a PCH saves each later build of this machine its
+        header's parse), saying so where it is not done; a failure costs later builds time, never a verdict."""
+        for requests, confinement in self.deferred:
+            self.pending.append(self.pool.submit(make_requested_pchs, requests, confinement, False))
+        self.deferred = []
+        if not self.defer and not all(future.done() for future in self.pending):
             logger.warning("harness: finishing the precompiled headers this batch's builds asked for (later builds "
                            "with the same flags read them instead of parsing torch's headers)")
         self.pool.shutdown()
@@ -96,6 +120,7 @@ class MadeLater:
 
     def abandon(self) -> None:
         """Ctrl-C or a failure: start nothing more (the makers running are killed with every child)."""
+        self.deferred = []
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 

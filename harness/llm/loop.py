@@ -20,7 +20,8 @@ from harness.config import Settings
 from harness.eval.candidate import candidate_from_source
 from harness.eval.context import contexts_for
 from harness.eval.evaluation import Job, result_for
-from harness.eval.pipeline import Events, RunLabel, display_path, evaluate
+from harness.eval.phases import Events, Phase, PhaseTook
+from harness.eval.pipeline import RunLabel, display_path, evaluate
 from harness.facts import gather
 from harness.llm.extract import extract, strip_thinking
 from harness.llm.prompts import Prompts
@@ -30,6 +31,7 @@ from harness.store import Store, TurnKey
 from harness.types import (
     HARNESS_ERROR,
     Backend,
+    BuildResult,
     Candidate,
     Completion,
     CompletionRequest,
@@ -71,6 +73,31 @@ class LoopEvents(Events):
     def requesting(self, turn: int, count: int) -> None: ...
     def answered(self, completion: Completion) -> None: ...
     def conversation_done(self, problem_id: str) -> None: ...
+
+
+class EndingEvents(Events):
+    """A round's events, passed on, with each conversation said done as the result that ends it comes: every result
+    of the last round, and a harness error in any (that conversation waits for the next run of its name)."""
+
+    def __init__(self, events: LoopEvents, last: bool) -> None:
+        self.events, self.last = events, last
+
+    def phase(self, phase: Phase) -> None:
+        self.events.phase(phase)
+
+    def phase_done(self, phase: Phase, took: PhaseTook) -> None:
+        self.events.phase_done(phase, took)
+
+    def planned(self, builds: int, evaluations: int) -> None:
+        self.events.planned(builds, evaluations)
+
+    def built(self, candidate: Candidate, build: BuildResult) -> None:
+        self.events.built(candidate, build)
+
+    def evaluated(self, result: EvalResult) -> None:
+        self.events.evaluated(result)
+        if self.last or result.status == HARNESS_ERROR:
+            self.events.conversation_done(result.problem_id)
 
 
 @dataclass
@@ -140,22 +167,19 @@ class Loop:
             outcomes.extend(round_)
             if not evaluate_turns:
                 break
-            results = self._evaluate(round_)
+            results = self._evaluate(round_, last=turn == turns)
             contexts = contexts_for(self.store, results)
             going_on = []
             for conversation, outcome, result in zip(conversations, round_, results):
                 if result.status == HARNESS_ERROR:
                     # No verdict, so no feedback: the conversation waits here for the next run of this
                     # name, which evaluates this turn's answer again (its evaluation is not recorded).
-                    self.events.conversation_done(conversation.problem.id)
                     continue
                 reply = strip_thinking(outcome.completion.text).strip() or "(empty answer)"
                 sol = contexts[result.problem_sha256].sol_fraction(result.runtime_ms)
                 conversation.messages += [{"role": "assistant", "content": reply},
                                           self.prompts.feedback(result, turns_left=turns - turn, sol_fraction=sol)]
                 going_on.append(conversation)
-                if turn == turns:
-                    self.events.conversation_done(conversation.problem.id)
             conversations = going_on
         return outcomes
 
@@ -204,14 +228,17 @@ class Loop:
         write_atomic(path, source)
         return candidate_from_source(source, display_path(path))
 
-    def _evaluate(self, round_: list[TurnOutcome]) -> list[EvalResult]:
-        """Results for a round: stored ones reloaded, candidates evaluated, no_code recorded as such."""
+    def _evaluate(self, round_: list[TurnOutcome], last: bool) -> list[EvalResult]:
+        """Results for a round: stored ones reloaded, candidates evaluated, no_code recorded as such. Each
+        conversation that a result ends (in the `last` round, or with a harness error) is said done as its result
+        comes, not after the round."""
         results: dict[int, EvalResult] = {}
+        events = EndingEvents(self.events, last)
         todo: list[tuple[int, Job]] = []
         for i, outcome in enumerate(round_):
             if outcome.evaluation_id is not None:
                 results[i] = self.store.evaluation(outcome.evaluation_id)
-                self.events.evaluated(results[i])
+                events.evaluated(results[i])
             elif outcome.candidate is None:
                 problem = outcome.problem
                 result = result_for(Job(problem, candidate_from_source("")), self.device, self.settings,
@@ -220,11 +247,11 @@ class Loop:
                                      problem_source=Path(problem.path).read_text())
                 self.store.set_turn_evaluation(TurnKey(self.run, problem.id, outcome.sample, outcome.turn), row)
                 results[i] = result
-                self.events.evaluated(result)
+                events.evaluated(result)
             else:
                 todo.append((i, Job(outcome.problem, outcome.candidate)))
         recorded = evaluate([job for _, job in todo], device=self.device, settings=self.settings, store=self.store,
-                            run=RunLabel(self.run, "run", self.config.model), events=self.events)
+                            run=RunLabel(self.run, "run", self.config.model), events=events)
         for (i, _), (row, result) in zip(todo, recorded):
             outcome = round_[i]
             if result.status != HARNESS_ERROR:  # else the turn stays unevaluated: a resumed run evaluates it

@@ -4,7 +4,15 @@ import pytest
 
 from harness.config import load_settings
 from harness.device import discover
-from harness.eval.baseline import AGREEMENT, NOISY_BASELINE_RSE, baseline_key, keep, measure_baselines, trusted
+from harness.eval.baseline import (
+    AGREEMENT,
+    NOISY_BASELINE_RSE,
+    Listeners,
+    baseline_key,
+    keep,
+    measure_baselines,
+    trusted,
+)
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
 from harness.problems.index import resolve
 from harness.store import Store
@@ -88,7 +96,8 @@ def test_a_confirmed_eager_is_served_from_the_store(tmp_path):
             keep([store], key, eager(median_ms), store.baselines(*key[:5]).get("eager"))
         told = []
         found = measure_baselines([problem], device, settings, store,
-                                  on_problem=lambda p, baselines, error: told.append((p.id, baselines, error)))
+                                  listeners=Listeners(
+                                      on_problem=lambda p, baselines, error: told.append((p.id, baselines, error))))
     served = found[problem.sha256]["eager"]
     assert served.timing.median_ms == 0.5 and trusted("eager", served)
     assert told == [("cpu/relu", {"eager": served}, None)]

@@ -140,7 +140,7 @@ def test_the_reference_measured_again_after_a_candidate_is_never_stored(monkeypa
 
     calls = []
 
-    def measure(problems, device, settings, store, kinds=("eager",), force=False):
+    def measure(problems, device, settings, store, kinds=("eager",), force=False, listeners=None):
         return calls.append((store, force)) or {}
     monkeypatch.setattr(pipeline, "device_peaks", lambda *args, **kwargs: None)
     monkeypatch.setattr(pipeline, "measure_baselines", measure)

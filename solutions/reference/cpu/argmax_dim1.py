@@ -110,7 +110,7 @@ _ext = load_inline(
     name="argmax_dim1_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["argmax_rows"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

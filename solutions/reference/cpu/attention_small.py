@@ -340,7 +340,7 @@ _ext = load_inline(
     name="attention_small_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["attention"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

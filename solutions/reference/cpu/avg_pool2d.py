@@ -126,7 +126,7 @@ _ext = load_inline(
     name="avg_pool2d_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["avgpool2d_fwd"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

@@ -475,7 +475,7 @@ _ext = load_inline(
     name="conv2d_small_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["conv2d"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

@@ -142,7 +142,7 @@ _ext = load_inline(
     name="cross_entropy_per_sample_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["cross_entropy_rows"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

@@ -82,7 +82,7 @@ _ext = load_inline(
     name="gelu_tanh_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["gelu_tanh"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

@@ -161,7 +161,7 @@ _ext = load_inline(
     name="group_norm_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["groupnorm_fwd"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

@@ -111,7 +111,7 @@ _ext = load_inline(
     name="index_select_rows_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["index_select_rows"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

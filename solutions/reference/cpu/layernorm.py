@@ -113,7 +113,7 @@ _ext = load_inline(
     name="layernorm_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["layernorm_fwd"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

@@ -135,7 +135,7 @@ _ext = load_inline(
     name="log_softmax_rows_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["log_softmax_rows"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

@@ -294,7 +294,7 @@ _ext = load_inline(
     name="lstm_cell_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["lstm_cell"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

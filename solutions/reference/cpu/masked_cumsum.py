@@ -63,7 +63,7 @@ _ext = load_inline(
     name="masked_cumsum_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["masked_cumsum"],
-    extra_cflags=["-O3", "-fopenmp"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

@@ -91,7 +91,7 @@ _ext = load_inline(
     name="matvec_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["matvec"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

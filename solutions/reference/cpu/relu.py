@@ -109,7 +109,7 @@ _ext = load_inline(
     name="relu_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["relu_fwd"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

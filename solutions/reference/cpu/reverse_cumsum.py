@@ -57,7 +57,7 @@ _ext = load_inline(
     name="reverse_cumsum_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["reverse_cumsum"],
-    extra_cflags=["-O3", "-fopenmp"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

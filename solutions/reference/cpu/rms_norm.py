@@ -123,7 +123,7 @@ _ext = load_inline(
     name="rms_norm_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["rmsnorm_fwd"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

@@ -114,7 +114,7 @@ _ext = load_inline(
     name="sum_dim0_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["sum_dim"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

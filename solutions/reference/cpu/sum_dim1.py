@@ -156,7 +156,7 @@ _ext = load_inline(
     name="sum_dim1_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["sum_dim"],
-    extra_cflags=["-O3", "-fopenmp"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 

@@ -94,7 +94,7 @@ _ext = load_inline(
     name="swish_bias_cpu",
     cpp_sources=CPP_SOURCE,
     functions=["swish_bias_fwd"],
-    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math"],
+    extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
 
