@@ -6,8 +6,9 @@ No child outlives the parent, however the parent ends (kill -9 included): each i
 lifeline, the read end of a pipe whose write end the parent alone holds and never writes. The kernel closes that end
 when the parent's last thread is gone, so a child reads end-of-file then, and kills its process group: itself and the
 compilers and workers it started. A pipe rather than PR_SET_PDEATHSIG: that signal follows the thread that forked
-(builds and evaluations start theirs from worker threads) and would kill the child before it could reach its group.
-In a sandbox, the command holds the line through the launcher and its init, and the namespace dies with the command.
+(builds and evaluations start theirs on worker threads), not the process, and its SIGKILL would leave the child's
+compilers running. In a sandbox, the command holds the line through the launcher and its init, and the namespace
+dies with the command.
 """
 
 from __future__ import annotations
