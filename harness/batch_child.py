@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.process import CHILD, kill_group, track
+from harness.process import CHILD, kill_group, spawn, track
 
 
 def run_each(ids: list[str], *, job: str, write_spec: Callable[[list[str], Path, Path], None],
@@ -56,8 +56,7 @@ def _one_child(argv: list[str], results: Path, env: dict[str, str], log_path: Pa
     done: set[str] = set()
     current, started, buffer = None, time.monotonic(), ""
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+        proc = spawn(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         with track(proc), results.open() as reader:
             while True:
                 exited = proc.poll() is not None  # polled before reading: every line written before exit is seen

@@ -1,6 +1,15 @@
 """Fresh child processes for untrusted code: no secrets in the environment, own process group,
 killed with that group on timeout, output captured to a log file; in a sandbox (sandbox.py) where the caller
-gives a policy."""
+gives a policy.
+
+No child outlives the parent, however the parent ends (kill -9 included): each is started holding the parent's
+lifeline, the read end of a pipe whose write end the parent alone holds and never writes. The kernel closes that end
+when the parent's last thread is gone, so a child reads end-of-file then, and kills its process group: itself and the
+compilers and workers it started. A pipe rather than PR_SET_PDEATHSIG: that signal follows the thread that forked
+(builds and evaluations start theirs on worker threads), not the process, and its SIGKILL would leave the child's
+compilers running. In a sandbox, the command holds the line through the launcher and its init, and the namespace
+dies with the command.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +21,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -24,6 +34,8 @@ from harness import freeze, sandbox
 # out a compiler's time slice, read as hidden_work).
 YIELD_ENV = "HARNESS_YIELD_CORES"
 
+# The descriptor of the parent's lifeline in a child (spawn sets it, die_with_parent takes it).
+LIFELINE_ENV = "HARNESS_LIFELINE"
 # Environment variables whose names match are never passed to a child (API keys, tokens, ...).
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 CHILD = (sys.executable, "-m", "harness.child")  # the one entry of every child process
@@ -32,6 +44,46 @@ _running: set[int] = set()  # process groups of children still running, for kill
 # Every child started, newest last: the GPU contention check (gpu_load.py) tells our processes from others' by
 # these, including children that have exited since they used the GPU.
 started: deque[int] = deque(maxlen=4096)
+_lifeline: tuple[int, int] | None = None  # (read end, write end), made at the first spawn
+_lifeline_made = threading.Lock()  # builds and evaluations spawn from several threads at once
+
+
+def lifeline() -> int:
+    """The read end of this process's lifeline (the module's docstring says why). Neither end is inherited by a
+    child unless passed to it, as spawn passes the read end."""
+    global _lifeline
+    with _lifeline_made:
+        if _lifeline is None:
+            _lifeline = os.pipe()  # only a fork without exec would copy the write end; the parent never does one
+        return _lifeline[0]
+
+
+def spawn(argv: list[str], *, env: dict[str, str], pass_fds: tuple[int, ...] = (), **popen) -> subprocess.Popen:
+    """Popen a child of ours in a session of its own, holding this process's lifeline: the child calls
+    die_with_parent (harness.child does, first thing) and ends, its process group with it, when this process does."""
+    line = lifeline()
+    return subprocess.Popen(argv, env={**env, LIFELINE_ENV: str(line)}, pass_fds=(*pass_fds, line),
+                            start_new_session=True, **popen)
+
+
+def die_with_parent() -> None:
+    """In a child spawned by the parent: watch the lifeline on a thread of its own and, once it breaks, kill this
+    process's group. Nothing where there is no line (started by hand, or a grandchild: the variable is taken out of
+    the environment here, so a compiler's own harness.child, nvcc's, is left to the group that holds it)."""
+    line = os.environ.pop(LIFELINE_ENV, None)
+    if line is None or not line.isdigit():
+        return
+    try:
+        os.set_inheritable(int(line), False)  # the compilers need no line of their own: they are in the group
+    except OSError:  # not open here: a variable without its descriptor
+        return
+    threading.Thread(target=_watch, args=(int(line),), name="lifeline", daemon=True).start()
+
+
+def _watch(line: int) -> None:
+    with contextlib.suppress(OSError):
+        os.read(line, 1)  # nothing is ever written: it returns at end of file, once the parent is gone
+    os.killpg(0, signal.SIGKILL)  # this process's group: this process and every compiler and worker it started
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -80,11 +132,8 @@ def run_child(args: list[str], *, env: dict[str, str], timeout_s: float, log_pat
     """Run `python -m harness.child ARGS...` in a new process group; stdout+stderr go to log_path."""
     start = time.monotonic()
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            child_argv(args, policy),
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            env=env, cwd=cwd, start_new_session=True,
-        )
+        proc = spawn(child_argv(args, policy), env=env, stdin=subprocess.DEVNULL, stdout=log,
+                     stderr=subprocess.STDOUT, cwd=cwd)
         timed_out = False
         with track(proc):  # on leaving, also reaps what the child left in its group (threads, daemons)
             try:
@@ -147,9 +196,9 @@ class EvalChild:
     def _start(args: list[str], env: dict[str, str], work: Path, policy: sandbox.Policy | None,
                ends: list[socket.socket], stdin: bool) -> subprocess.Popen:
         with open(work / "eval.log", "wb") as log:
-            proc = subprocess.Popen(child_argv(args, policy), stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                                    stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work, start_new_session=True,
-                                    pass_fds=tuple(end.fileno() for end in ends))
+            proc = spawn(child_argv(args, policy), env=env, pass_fds=tuple(end.fileno() for end in ends),
+                         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                         cwd=work)
         _running.add(proc.pid)
         started.append(proc.pid)
         return proc

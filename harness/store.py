@@ -181,14 +181,12 @@ class Store:
                 (key.run, key.problem_id, key.sample, key.turn, completion_key, int(cached),
                  candidate.sha256 if candidate else None, candidate.path if candidate else None, reason, _now()))
 
-    def set_turn_evaluation(self, key: TurnKey, evaluation_id: int) -> None:
-        self.db.execute("UPDATE turns SET evaluation_id = ? "
-                        "WHERE run = ? AND problem_id = ? AND sample = ? AND turn = ?",
-                        (evaluation_id, key.run, key.problem_id, key.sample, key.turn))
-
     def add(self, run: str, result: EvalResult, *, candidate_source: str, problem_source: str,
-            reused_from: int | None = None) -> int:
-        """Insert one evaluation (and its sources and build) in a single transaction."""
+            reused_from: int | None = None, turn: TurnKey | None = None) -> int:
+        """Insert one evaluation (and its sources and build) in a single transaction; with the `turn` whose answer
+        it judged, that turn points to it in the same transaction (a run killed at any moment has each evaluation
+        with its turn or neither, so a resumed run evaluates no answer twice), and an evaluation the turn had before
+        (a harness error, evaluated again) goes: a run keeps one evaluation per turn."""
         stored = result.model_copy(update={"build": result.build.model_copy(update={"log": ""})}) \
             if result.build else result
         with self.db:
@@ -226,7 +224,21 @@ class Store:
                 "result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(evaluation_id, i, w.name, int(w.public), int(w.timed), w.status, w.speedup, text)
                  for i, (w, text) in enumerate(zip(result.workloads, workloads))])
+            if turn is not None:
+                self._point_turn(run, turn, evaluation_id)
             return evaluation_id
+
+    def _point_turn(self, run: str, turn: TurnKey, evaluation_id: int) -> None:
+        """Within add's transaction: the turn points to its new evaluation, and the one it replaces is forgotten."""
+        assert turn.run == run, (turn, run)  # a turn's evaluation belongs to the turn's run
+        where = "WHERE run = ? AND problem_id = ? AND sample = ? AND turn = ?"
+        key = (turn.run, turn.problem_id, turn.sample, turn.turn)
+        row = self.db.execute(f"SELECT evaluation_id FROM turns {where}", key).fetchone()
+        assert row is not None, f"{turn} is evaluated before it is stored"  # the loop stores each answer first
+        self.db.execute(f"UPDATE turns SET evaluation_id = ? {where}", (evaluation_id, *key))
+        if row[0] is not None:
+            self.db.execute("UPDATE evaluations SET reused_from = NULL WHERE reused_from = ?", (row[0],))
+            self.db.execute("DELETE FROM evaluations WHERE id = ?", (row[0],))
 
     # ---- reading ----
 

@@ -1,5 +1,5 @@
 """A store holding what a real multi-turn run leaves, written through the Store calls the loop and the pipeline
-make (ensure_run, add_completion, add_turn, add, set_turn_evaluation): a model's run over two problems, two samples,
+make (ensure_run, add_completion, add_turn, add): a model's run over two problems, two samples,
 three turns each (a compile error fixed, a wrong answer fixed, a flagged speedup, a no_code turn), a second model's
 run for comparison, and files given to `harness eval`. The HTML report's unit and browser tests read it."""
 
@@ -111,9 +111,9 @@ class Writer:
                           candidate_path=extra.pop("path", None), candidate_sha256=sha, target="cuda",
                           device_name=DEVICE, torch_version="2.11.0", status=status, build=build, **extra)
 
-    def evaluation(self, run: str, result: EvalResult, source: str) -> int:
+    def evaluation(self, run: str, result: EvalResult, source: str, turn: TurnKey | None = None) -> int:
         return self.store.add(run, result, candidate_source=source,
-                              problem_source=self.problem_source(result.problem_id))
+                              problem_source=self.problem_source(result.problem_id), turn=turn)
 
     def conversation(self, run: str, model: str, problem: str, sample: int,
                      turns: list[tuple[str, str | None, EvalResult | None, str]]) -> None:
@@ -132,8 +132,7 @@ class Writer:
             self.store.add_turn(key, completion_key=request.key, cached=False, candidate=candidate,
                                 reason=None if source else "no fenced block defines class ModelNew")
             if result is not None:
-                row = self.evaluation(run, result.model_copy(update={"candidate_path": path}), source or "")
-                self.store.set_turn_evaluation(key, row)
+                self.evaluation(run, result.model_copy(update={"candidate_path": path}), source or "", turn=key)
             messages += [{"role": "assistant", "content": answer}, {"role": "user", "content": feedback}]
 
 

@@ -15,7 +15,8 @@
   gate SPEC        observe problem files for the quality gate (gate.py)
   baseline SPEC    time references in clean processes, and the device's peaks (baseline.py)
 
-Only this package imports torch; the parent starts it and reads what it writes.
+Only this package imports torch; the parent starts it and reads what it writes, and it ends, with every process it
+started, when the parent does (process.die_with_parent).
 """
 
 import os
@@ -35,8 +36,9 @@ def yield_the_cores() -> None:
 
 def main(argv: list[str]) -> int:
     job, args = (argv[0], argv[1:]) if argv else ("", [])
-    from harness.process import YIELD_ENV  # every job imports it anyway
+    from harness.process import YIELD_ENV, die_with_parent  # every job imports it anyway
 
+    die_with_parent()  # first: a parent killed from here on takes this process and its compilers with it
     if os.environ.get(YIELD_ENV):  # builds beside evaluations on a GPU
         yield_the_cores()
     if job == "build" and len(args) == 1:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from harness.checks import CheckSpec
 from harness.config import Settings
 from harness.eval.build import BUILD_PROTOCOL, harness_version, torch_version
+from harness.store_records import TurnKey
 from harness.types import Baseline, BuildResult, Candidate, DeviceInfo, EvalResult, Peaks, Problem
 
 
@@ -18,6 +19,7 @@ class Job:
     candidate: Candidate
     flags: tuple[str, ...] = ()  # from the static rules, carried into the result
     also: CheckSpec | None = None  # a second check whose verdict is recorded beside (audit: the claim's own)
+    turn: TurnKey | None = None  # the turn of a run's conversation whose answer it is, stored with its result
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
     def record(index: int, result: EvalResult, reused_from: int | None = None) -> None:
         job = jobs[index]
         row_id = store.add(run.name, result, candidate_source=job.candidate.source,
-                           problem_source=problem_sources[job.problem.path], reused_from=reused_from)
+                           problem_source=problem_sources[job.problem.path], reused_from=reused_from, turn=job.turn)
         results[index] = (row_id, result)
         events.evaluated(result)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.eval.versus_child import COMPILE, EVALUATE
-from harness.process import child_env, kill_group, read_log, tail, track
+from harness.process import child_env, kill_group, read_log, spawn, tail, track
 
 # Where a checkout keeps its eval module: the current layout (a package), then the older one (src/ as a package).
 LAYOUTS = (("src/kernelbench/eval.py", "src", "kernelbench.eval"), ("src/eval.py", ".", "src.eval"))
@@ -207,9 +207,9 @@ class _Child:
         self.log, self.seconds = log, 0.0
         self.stack = contextlib.ExitStack()
         sink = self.stack.enter_context(open(log, "ab"))
-        self.proc = self.stack.enter_context(track(subprocess.Popen(
+        self.proc = self.stack.enter_context(track(spawn(
             [sys.executable, "-c", SERVE, str(checkout.root), checkout.module, str(checkout.directory / SHIM)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sink, env=env, cwd=cwd, start_new_session=True)))
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sink, cwd=cwd)))
 
     def ask(self, request: dict, timeout_s: float) -> dict:
         start, line, expired = time.monotonic(), b"", False

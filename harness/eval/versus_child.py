@@ -14,6 +14,8 @@ import json
 import os
 import sys
 
+from harness.process import die_with_parent
+
 COMPILE, EVALUATE = "build_compile_cache", "eval_kernel_against_ref"
 # eval_from_generations.py's settings (eval_kernel_against_ref's own defaults are 1 and 10 trials, untimed)
 EVAL_KEYWORDS = {"num_correct_trials": 5, "num_perf_trials": 100, "measure_performance": True, "verbose": False}
@@ -22,6 +24,7 @@ LIMIT = 2000  # characters kept of an error
 
 
 def serve() -> None:
+    die_with_parent()  # KernelBench's compiles end with the parent, however it ends
     answers = os.fdopen(os.dup(1), "w")  # the protocol's own descriptor; fd 1 becomes stderr
     os.dup2(2, 1)
     root, name, shim = sys.argv[1:4]

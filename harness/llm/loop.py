@@ -173,7 +173,7 @@ class Loop:
             for conversation, outcome, result in zip(conversations, round_, results):
                 if result.status == HARNESS_ERROR:
                     # No verdict, so no feedback: the conversation waits here for the next run of this
-                    # name, which evaluates this turn's answer again (its evaluation is not recorded).
+                    # name, which evaluates this turn's answer again (and keeps that evaluation instead).
                     continue
                 reply = strip_thinking(outcome.completion.text).strip() or "(empty answer)"
                 sol = contexts[result.problem_sha256].sol_fraction(result.runtime_ms)
@@ -236,26 +236,24 @@ class Loop:
         events = EndingEvents(self.events, last)
         todo: list[tuple[int, Job]] = []
         for i, outcome in enumerate(round_):
-            if outcome.evaluation_id is not None:
-                results[i] = self.store.evaluation(outcome.evaluation_id)
-                events.evaluated(results[i])
+            turn = TurnKey(self.run, outcome.problem.id, outcome.sample, outcome.turn)
+            stored = self.store.evaluation(outcome.evaluation_id) if outcome.evaluation_id is not None else None
+            if stored is not None and stored.status != HARNESS_ERROR:  # a harness error is evaluated again
+                results[i] = stored
+                events.evaluated(stored)
             elif outcome.candidate is None:
                 problem = outcome.problem
                 result = result_for(Job(problem, candidate_from_source("")), self.device, self.settings,
                                     status="no_code", error=outcome.reason)
-                row = self.store.add(self.run, result, candidate_source="",
-                                     problem_source=Path(problem.path).read_text())
-                self.store.set_turn_evaluation(TurnKey(self.run, problem.id, outcome.sample, outcome.turn), row)
+                self.store.add(self.run, result, candidate_source="", problem_source=Path(problem.path).read_text(),
+                               turn=turn)
                 results[i] = result
                 events.evaluated(result)
             else:
-                todo.append((i, Job(outcome.problem, outcome.candidate)))
+                todo.append((i, Job(outcome.problem, outcome.candidate, turn=turn)))
+        # each result is stored with its turn as it comes: a run killed mid-round resumes from the next one
         recorded = evaluate([job for _, job in todo], device=self.device, settings=self.settings, store=self.store,
                             run=RunLabel(self.run, "run", self.config.model), events=events)
-        for (i, _), (row, result) in zip(todo, recorded):
-            outcome = round_[i]
-            if result.status != HARNESS_ERROR:  # else the turn stays unevaluated: a resumed run evaluates it
-                self.store.set_turn_evaluation(TurnKey(self.run, outcome.problem.id, outcome.sample, outcome.turn),
-                                               row)
+        for (i, _), (_, result) in zip(todo, recorded):
             results[i] = result
         return [results[i] for i in range(len(round_))]

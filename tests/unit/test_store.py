@@ -184,8 +184,8 @@ def test_completions_and_turns(tmp_path):
         store.ensure_run("r", kind="run", target="cpu", device_name="CPU", model="m", config='{"a": 1}')
         store.add_turn(TurnKey("r", "cpu/relu", 1, 1), completion_key=request.key, cached=False,
                        candidate=Candidate(path="x.py", source="SRC", sha256="s" * 64), reason=None)
-        eid = store.add("r", result(), candidate_source="SRC", problem_source="PROB")
-        store.set_turn_evaluation(TurnKey("r", "cpu/relu", 1, 1), eid)
+        eid = store.add("r", result(), candidate_source="SRC", problem_source="PROB",
+                        turn=TurnKey("r", "cpu/relu", 1, 1))
         (turn,) = store.turns("r").values()
         assert (turn.candidate_source, turn.evaluation_id, turn.completion) == ("SRC", eid, completion)
         assert store.usage("r").prompt_tokens == 10 and store.usage("r").requests == 1
@@ -193,6 +193,27 @@ def test_completions_and_turns(tmp_path):
         assert (run.requests, run.tokens, run.model) == (1, 15, "m")
         store.ensure_run("r", kind="run", target="cpu", device_name="CPU", model="m", config='{"a": 2}')
         assert store.run_config("r") == '{"a": 2}'
+
+
+def test_an_evaluation_and_its_turn_are_stored_together_and_a_turn_keeps_one(tmp_path):
+    """A run killed at any moment leaves each evaluation with its turn or neither (a resumed run then evaluates no
+    answer twice), and a turn evaluated again (a harness error) keeps only its new evaluation."""
+    from harness.types import Completion, CompletionRequest
+    request = CompletionRequest(model="m", messages=({"role": "user", "content": "hi"},), sample=1)
+    key = TurnKey("r", "level1/x", 1, 1)
+    with Store(tmp_path / "h.db") as store:
+        store.add_completion(request, Completion(text="x"))
+        store.ensure_run("r", kind="run", target="cuda", device_name="GPU", model="m")
+        with pytest.raises(AssertionError):  # no such turn: the evaluation is not kept without it
+            store.add("r", result(), candidate_source="SRC", problem_source="PROB", turn=key)
+        assert store.results("r") == []
+        store.add_turn(key, completion_key=request.key, cached=False,
+                       candidate=Candidate(path="a.py", source="SRC", sha256="c" * 64), reason=None)
+        fault = store.add("r", result(status="harness_error"), candidate_source="SRC", problem_source="PROB", turn=key)
+        assert store.turns("r")[("level1/x", 1, 1)].evaluation_id == fault
+        again = store.add("r", result(), candidate_source="SRC", problem_source="PROB", turn=key)
+        assert store.turns("r")[("level1/x", 1, 1)].evaluation_id == again
+        assert [row for row, _ in store.evaluations("r")] == [again] and store.runs()[0].evaluations == 1
 
 
 def test_a_sandboxed_run_is_not_served_an_unsandboxed_result(tmp_path):
@@ -211,10 +232,10 @@ def test_deleting_a_run_forgets_its_evaluations_and_turns_and_keeps_what_others_
         store.add_completion(request, Completion(text="x"))
         for run in ("a", "b"):
             store.ensure_run(run, kind="run", target="cuda", device_name="GPU", model="m")
-        first = store.add("a", result(), candidate_source="SRC", problem_source="PROB")
         store.add_turn(TurnKey("a", "level1/x", 1, 1), completion_key=request.key, cached=False,
                        candidate=Candidate(path="a.py", source="SRC", sha256="c" * 64), reason=None)
-        store.set_turn_evaluation(TurnKey("a", "level1/x", 1, 1), first)
+        first = store.add("a", result(), candidate_source="SRC", problem_source="PROB",
+                          turn=TurnKey("a", "level1/x", 1, 1))
         store.add("b", result(), candidate_source="SRC", problem_source="PROB", reused_from=first)
         assert store.delete_run("a") == (1, 1)
         assert [r.name for r in store.runs()] == ["b"] and store.results("b") == [result()]
