@@ -129,7 +129,7 @@ def test_a_build_log_has_no_numpy_warning_where_numpy_cannot_be_imported(tmp_pat
     candidate = tmp_path / "relu.py"
     candidate.write_text(LEAN_RELU)
     options = BuildOptions(timeout_s=600, confinement=Confinement(hidden=()))
-    result = build(load_candidate(candidate), discover("cpu"), tmp_path / "cache", options)
+    result = build(load_candidate(str(candidate)), discover("cpu"), tmp_path / "cache", options)
     assert result.status == "ok", result.log[-3000:]
     assert "NumPy" not in result.log and "UserWarning" not in result.log, result.log[:3000]
     assert result.log.startswith("harness: the candidate's code starts here"), result.log[:3000]
