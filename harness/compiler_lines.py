@@ -88,10 +88,15 @@ def _trivial(key: str) -> bool:
     return not any(ch.isalnum() for ch in key)
 
 
+def torch_head(name: str, lines: list[str]) -> int:
+    """How many lines at the head of generated file `name` are torch's implicit includes (none without them)."""
+    heads = _TORCH_HEADS.get(name, ())
+    return len(heads) if tuple(lines[:len(heads)]) == heads else 0
+
+
 def torch_lines(name: str, lines: list[str]) -> set[int]:
     """The indices of the lines torch wrote itself: its includes at the head, the bindings at the end of main.cpp."""
-    heads = _TORCH_HEADS.get(name, ())
-    ours = set(range(len(heads))) if tuple(lines[:len(heads)]) == heads else set()
+    ours = set(range(torch_head(name, lines)))
     if name == "main.cpp" and lines and lines[-1] == "}":
         start = len(lines) - 2
         while start >= 0 and _TORCH_BINDING.fullmatch(lines[start]):

@@ -23,6 +23,7 @@ import os
 import sys
 
 USAGE = __doc__
+NUMPY_WARNING = "Failed to initialize NumPy"  # the start of torch's message
 
 
 def yield_the_cores() -> None:
@@ -34,6 +35,15 @@ def yield_the_cores() -> None:
         os.nice(19)
 
 
+def quiet_numpy_warning() -> None:
+    """torch warns "Failed to initialize NumPy" as it is imported where numpy is missing or built for another ABI
+    (a CPU wheel does not bring it): nothing a build uses, and it was the first line of every build log. That
+    warning alone is silenced, before torch is imported."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=NUMPY_WARNING, category=UserWarning)
+
+
 def main(argv: list[str]) -> int:
     job, args = (argv[0], argv[1:]) if argv else ("", [])
     from harness.process import YIELD_ENV, die_with_parent  # every job imports it anyway
@@ -41,6 +51,8 @@ def main(argv: list[str]) -> int:
     die_with_parent()  # first: a parent killed from here on takes this process and its compilers with it
     if os.environ.get(YIELD_ENV):  # builds beside evaluations on a GPU
         yield_the_cores()
+    if job in ("build", "pch"):  # the jobs that import torch to build: their logs are the compilers'
+        quiet_numpy_warning()
     if job == "build" and len(args) == 1:
         from harness.child.loader import main as run
         return run(argv)

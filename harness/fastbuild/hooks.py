@@ -11,8 +11,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from harness.fastbuild.blame import the_answers
 from harness.fastbuild.names import PCH_RETRY, SPLIT_NVCC_ENV
 from harness.fastbuild.pch import precompiled_header_dir, retire
+from harness.fastbuild.teed import teed
 from harness.process import CHILD
 
 
@@ -61,7 +63,8 @@ def _usable_pch(cpp_ext, bound) -> Path | None:
 
 def build_extension(cpp_ext, real: Callable, bound, target: Path, with_pch: bool):
     """torch's own call, with our precompiled header when one fits. The PCH only saves time: when the build
-    with it fails before main.cpp compiled, the same call runs again without it, so what the candidate
+    with it fails before main.cpp compiled, and the compiler's errors are not all at the answer's own lines (where
+    the build without it fails the same: blame.py), the same call runs again without it, so what the candidate
     sees (the module, or the exception) is what plain torch gives."""
 
     pch = _usable_pch(cpp_ext, bound) if with_pch else None
@@ -86,9 +89,11 @@ def build_extension(cpp_ext, real: Callable, bound, target: Path, with_pch: bool
             value[:] = bound.arguments[key]
 
     try:
-        result = real(*bound.args, **bound.kwargs)
+        with teed() as printed:
+            result = real(*bound.args, **bound.kwargs)
     except Exception:
-        if (target / "main.o").is_file():  # main.cpp compiled with the PCH: the failure is elsewhere
+        # main.cpp compiled with the PCH (the failure is elsewhere), or failed at the answer's own lines
+        if (target / "main.o").is_file() or the_answers(printed.text, target):
             as_torch_left_them()
             raise
     else:

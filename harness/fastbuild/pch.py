@@ -16,7 +16,8 @@ into every later build with the same flags. It asks (`request`, a line in its bu
 pch-requests.jsonl), builds without, and after it the parent has the PCH made by `python -m harness.child pch
 DIR` (`make_main`), sandboxed to that key's directory, for the next build with those flags.
 
-The PCH only saves time: the build child builds again without it when a build with it fails, and a PCH
+The PCH only saves time: the build child builds again without it when a build with it fails, unless the
+compiler's errors are all at the answer's own lines (blame.py: those the build without it gives too), and a PCH
 whose build failed where the build without it worked is retired (`retire`, also on request) for every later
 build.
 """

@@ -115,3 +115,21 @@ def test_a_sandboxed_build_cannot_take_the_cores_back(tmp_path):
     assert result.status == "ok", result.log
     for line in ("refused a higher priority", "refused the normal policy", "idle policy after: True"):
         assert line in result.log, result.log
+
+
+def test_a_build_log_has_no_numpy_warning_where_numpy_cannot_be_imported(tmp_path, monkeypatch):
+    """torch warns "Failed to initialize NumPy" at import where numpy is missing (a CPU wheel does not bring it) or
+    built for another ABI: the build child, which imports torch to build, silences that warning alone."""
+    missing = tmp_path / "no-numpy" / "numpy"
+    missing.mkdir(parents=True)
+    (missing / "__init__.py").write_text('raise ModuleNotFoundError("No module named numpy", name="numpy")\n')
+    monkeypatch.setenv("PYTHONPATH", str(missing.parent))  # children get it, behind the harness's own
+    plain = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True, text=True, check=True)
+    assert "Failed to initialize NumPy" in plain.stderr  # what torch says here, unsilenced
+    candidate = tmp_path / "relu.py"
+    candidate.write_text(LEAN_RELU)
+    options = BuildOptions(timeout_s=600, confinement=Confinement(hidden=()))
+    result = build(load_candidate(str(candidate)), discover("cpu"), tmp_path / "cache", options)
+    assert result.status == "ok", result.log[-3000:]
+    assert "NumPy" not in result.log and "UserWarning" not in result.log, result.log[:3000]
+    assert result.log.startswith("harness: the candidate's code starts here"), result.log[:3000]

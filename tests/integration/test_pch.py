@@ -14,8 +14,9 @@ from harness.eval.build import BuildOptions, build
 from harness.eval.candidate import candidate_from_source
 from harness.eval.confine import Confinement
 from harness.fastbuild.maker import MadeLater, trusted_keys
-from harness.fastbuild.names import PCH_FAILED, PCH_FILE
+from harness.fastbuild.names import PCH_FAILED, PCH_FILE, PCH_RETRY
 from harness.types import DeviceInfo
+from tests.plain_torch import normalized_errors
 
 CANDIDATE = '''
 import torch.nn as nn
@@ -34,6 +35,24 @@ torch::Tensor scaled_relu(torch::Tensor x) {{
 
 ext = load_inline(name="scaled_relu_{tag}", cpp_sources=CPP, functions=["scaled_relu"], extra_cflags={flags!r},
                   no_implicit_headers={lean})
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.scaled_relu(x)
+'''
+BROKEN = '''
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""
+torch::Tensor scaled_relu(torch::Tensor x) {{
+    auto out = torch::empty_like(x);
+    return out * undeclared_scale_xyz;
+}}
+"""
+
+ext = load_inline(name="broken_{tag}", cpp_sources={sources}, functions=["scaled_relu"], extra_cflags=["-O2"])
 
 
 class ModelNew(nn.Module):
@@ -126,3 +145,28 @@ def test_flags_the_header_does_not_precompile_with_build_without_it(tmp_path):
     assert not list(tmp_path.rglob(PCH_FILE.name))
     x = torch.randn(1000)
     assert torch.equal(imported_extension(result).scaled_relu(x), 2.0 * x.clamp_min(0))
+
+
+def test_a_compile_error_at_the_answer_s_lines_costs_one_compile_and_reads_as_without_acceleration(tmp_path):
+    """With the PCH warm, a plain C++ error in the answer fails once (not again without the PCH: blame.py), with
+    the answer's line given, for cpp_sources as a string and as a list; its compiler lines are those of the build
+    without acceleration (torch's own load_inline)."""
+    build_scaled_relu(tmp_path, "a", 2.0, ["-O2"])  # makes the PCH of these flags
+    sandboxed = BuildOptions(timeout_s=600, confinement=Confinement(hidden=()))
+    failed = {}
+    for tag, sources in (("string", "CPP"), ("list", '["// the first source", CPP]')):
+        source = BROKEN.format(tag=tag, sources=sources)
+        [answer_line] = [i for i, line in enumerate(source.splitlines(), 1) if "undeclared_scale_xyz" in line]
+        result = build(candidate_from_source(source), discover("cpu"), tmp_path, sandboxed)
+        assert result.status == "compile_error", result.log[-3000:]
+        assert "harness: using the precompiled torch/extension.h" in result.log, result.log[-3000:]
+        assert PCH_RETRY not in result.log and result.log.count("FAILED: ") == 1, result.log[-3000:]
+        [error] = [line for line in result.error.splitlines() if "undeclared_scale_xyz" in line]
+        # torch's include before the string, and in the list form the first source's line too
+        assert f"main.cpp:{5 + (tag == 'list')}:" in error and f"(answer line {answer_line}): error:" in error, error
+        failed[tag] = result
+    off = build(candidate_from_source(BROKEN.format(tag="string", sources="CPP")), discover("cpu"), tmp_path,
+                BuildOptions(timeout_s=600, confinement=Confinement(hidden=()), accelerate=False))
+    assert off.status == "compile_error" and "precompiled" not in off.log, off.log[-3000:]
+    assert normalized_errors(failed["string"].log) == normalized_errors(off.log) != []
+    assert off.error == failed["string"].error.replace(failed["string"].directory, off.directory)
