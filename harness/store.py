@@ -8,20 +8,18 @@ conversations together: which completion, which candidate, which evaluation, at 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 import sqlite3
 import tempfile
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness import seal
 from harness.checks import TRUTH, CheckSpec
 from harness.errors import InputError
 from harness.store_records import RunInfo, RunUsage, TurnKey, TurnRecord
 from harness.store_schema import SCHEMA_VERSION, upgrade_script
+from harness.store_seals import seal_row, sealed_row, with_workloads
 from harness.types import (
     PROTOCOL_VERSION,
     Baseline,
@@ -35,7 +33,6 @@ from harness.workloads import WorkloadResult
 
 # (problem_sha256, device_name, target, torch_version, dtype, protocol_version, kind)
 BaselineKey = tuple[str, str, str, str, str, int, str]
-log = logging.getLogger(__name__)
 # What an evaluation's seal covers: the columns find() selects on, and the result it serves.
 SEALED_EVALUATION = ("candidate_sha256", "problem_sha256", "device_name", "target", "protocol_version", "status",
                      "flags", "result_json")
@@ -61,44 +58,8 @@ def prepare_results_dir(path: Path) -> None:
         raise StoreError(f"cannot {verb} the results directory {path}: {exc.strerror}; {RESULTS_DIR_FIX}") from None
 
 
-def _seal_row(values) -> str:
-    return seal.seal(*map(str, values))
-
-
-def _sealed(digest: str | None, values, what: str) -> bool:
-    """Whether a stored row is the one the harness wrote (said on stderr where it is not)."""
-    if seal.verify(digest, *map(str, values)):
-        return True
-    log.warning("harness: %s in the store fails its seal check (%s); it is not served, and is made again",
-                what, "written before seals, or by another key" if digest is None else "edited since it was written")
-    return False
-
-
-def _with_workloads(values, workloads: list[str]) -> list:
-    """What an evaluation's seal covers: its row's sealed values, and its workload rows where it has any (a row
-    written before them is sealed without)."""
-    values = list(values)
-    return [*values, hashlib.sha256("\n".join(workloads).encode()).hexdigest()] if workloads else values
-
-
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _turn_record(row: tuple) -> TurnRecord:
-    """A row of Store.turns' query: the turn's columns, its completion, its candidate's source, its request."""
-    (problem_id, sample, turn, completion_key, cached, sha256, path, reason, evaluation_id, completion_json, source,
-     request_json) = row
-    return TurnRecord(problem_id, sample, turn, completion_key, cached, sha256, path, reason, evaluation_id,
-                      Completion.model_validate_json(completion_json), source,
-                      tuple(json.loads(request_json).get("messages", ())))
-
-
-def _run_info(row: tuple) -> RunInfo:
-    """A row of Store.runs' query: the run's columns, then whether it is hidden (0 or 1) and finished."""
-    name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens, hidden, finished = row
-    return RunInfo(name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens,
-                   bool(hidden), bool(finished))
 
 
 class Store:
@@ -216,7 +177,7 @@ class Store:
                  result.candidate_sha256, result.build.build_sha256 if result.build else None, result.target,
                  result.device_name, result.torch_version, result.protocol_version, result.status, result.speedup,
                  result.runtime_ms, result.ref_runtime_ms, result.error, sealed["flags"], sealed["result_json"],
-                 reused_from, _seal_row(_with_workloads(sealed.values(), workloads))))
+                 reused_from, seal_row(with_workloads(sealed.values(), workloads))))
             evaluation_id = cursor.lastrowid
             assert evaluation_id is not None  # an INSERT's row
             self.db.executemany(
@@ -247,7 +208,7 @@ class Store:
         with self.db:
             self.db.execute("INSERT OR REPLACE INTO baselines (problem_sha256, device_name, target, torch_version, "
                             "dtype, protocol_version, kind, baseline_json, created_at, seal) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*key, text, _now(), _seal_row((*key, text))))
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*key, text, _now(), seal_row((*key, text))))
 
     def baselines(self, problem_sha256: str, device_name: str, target: str, torch_version: str,
                   dtype: str) -> dict[str, Baseline]:
@@ -258,18 +219,18 @@ class Store:
                                "AND device_name = ? AND target = ? AND torch_version = ? AND dtype = ? "
                                "AND protocol_version = ?", key)
         return {kind: Baseline.model_validate_json(text) for kind, text, digest in rows
-                if _sealed(digest, (*key, kind, text), f"the {kind} baseline of problem {problem_sha256[:12]}")}
+                if sealed_row(digest, (*key, kind, text), f"the {kind} baseline of problem {problem_sha256[:12]}")}
 
     def add_peaks(self, device_name: str, target: str, torch_version: str, peaks: Peaks) -> None:
         row = (device_name, target, torch_version, peaks.model_dump_json())
         self.db.execute("INSERT OR REPLACE INTO peaks (device_name, target, torch_version, peaks_json, created_at, "
-                        "seal) VALUES (?, ?, ?, ?, ?, ?)", (*row[:3], row[3], _now(), _seal_row(row)))
+                        "seal) VALUES (?, ?, ?, ?, ?, ?)", (*row[:3], row[3], _now(), seal_row(row)))
 
     def peaks(self, device_name: str, target: str, torch_version: str) -> Peaks | None:
         """The device's measured peaks (None where they fail their seal: they are measured again)."""
         found = self.db.execute("SELECT peaks_json, seal FROM peaks WHERE device_name = ? AND target = ? "
                                 "AND torch_version = ?", (device_name, target, torch_version)).fetchone()
-        if not found or not _sealed(found[1], (device_name, target, torch_version, found[0]),
+        if not found or not sealed_row(found[1], (device_name, target, torch_version, found[0]),
                                     f"the peaks of {device_name}"):
             return None
         return Peaks.model_validate_json(found[0])
@@ -294,7 +255,7 @@ class Store:
             (candidate_sha256, problem_sha256, device_name, target, PROTOCOL_VERSION, build_protocol, dtype))
         for row_id, build_log, digest, *sealed in rows:
             workloads = self._workload_rows(row_id)
-            if not _sealed(digest, _with_workloads(sealed, workloads), f"evaluation {row_id}"):
+            if not sealed_row(digest, with_workloads(sealed, workloads), f"evaluation {row_id}"):
                 continue
             result = self._load(sealed[-1], build_log, workloads)
             if result.check_spec == check:
@@ -326,7 +287,7 @@ class Store:
             "t.reason, t.evaluation_id, c.completion_json, s.text, c.request_json FROM turns t "
             "JOIN completions c ON c.key = t.completion_key LEFT JOIN sources s ON s.sha256 = t.candidate_sha256 "
             "WHERE t.run = ?", (run,))
-        return {(r[0], r[1], r[2]): _turn_record(r) for r in rows}
+        return {(r[0], r[1], r[2]): TurnRecord.from_row(r) for r in rows}
 
     def evaluation(self, evaluation_id: int) -> EvalResult:
         row = self.db.execute("SELECT e.result_json, b.log FROM evaluations e LEFT JOIN builds b USING (build_sha256) "
@@ -364,7 +325,7 @@ class Store:
             "   + json_extract(c.completion_json, '$.usage.completion_tokens')), 0) "
             "   FROM turns t JOIN completions c ON c.key = t.completion_key WHERE t.run = r.name), "
             "r.hidden = 1, r.finished_at IS NOT NULL FROM runs r ORDER BY r.created_at, r.rowid")
-        return [_run_info(row) for row in rows]
+        return [RunInfo.from_row(row) for row in rows]
 
     def set_hidden(self, name: str, hidden: bool) -> None:
         """Leave a run out of the side-by-side reports (or show it again); nothing of it is deleted."""

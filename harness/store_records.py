@@ -3,6 +3,7 @@ the key a turn is written under)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from harness.types import Completion, Usage
@@ -22,6 +23,14 @@ class RunInfo:
     tokens: int         # their prompt + completion tokens
     hidden: bool = False  # left out of `harness report` unless named (`harness runs --hide`)
     finished: bool = False  # a run or generate that went through every turn (store.finish_run)
+
+    @classmethod
+    def from_row(cls, row: tuple) -> RunInfo:
+        """A row of Store.runs' query: the run's columns, then whether it is hidden (0 or 1) and finished."""
+        (name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens, hidden,
+         finished) = row
+        return cls(name, created_at, kind, target, device_name, model, backend, evaluations, requests, tokens,
+                   bool(hidden), bool(finished))
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,15 @@ class TurnRecord:
     completion: Completion
     candidate_source: str | None
     messages: tuple[dict, ...] = ()  # the request's chat messages: the conversation up to this turn's answer
+
+    @classmethod
+    def from_row(cls, row: tuple) -> TurnRecord:
+        """A row of Store.turns' query: the turn's columns, its completion, its candidate's source, its request."""
+        (problem_id, sample, turn, completion_key, cached, sha256, path, reason, evaluation_id, completion_json,
+         source, request_json) = row
+        return cls(problem_id, sample, turn, completion_key, cached, sha256, path, reason, evaluation_id,
+                   Completion.model_validate_json(completion_json), source,
+                   tuple(json.loads(request_json).get("messages", ())))
 
 
 @dataclass(frozen=True)
