@@ -44,6 +44,7 @@ def _watched() -> dict[str, dict[str, object]]:
     import harness.child.observe
     import harness.child.timing
     import harness.child.workload
+    import harness.cpu_stat
 
     modules: dict[str, object] = {
         "torch": torch, "torch.nn.functional": F, "torch.cuda": torch.cuda, "torch.linalg": torch.linalg,
@@ -51,7 +52,7 @@ def _watched() -> dict[str, dict[str, object]]:
         "time": time, "math": math, "statistics": statistics}
     modules.update({module.__name__: module for module in (
         harness.child.check, harness.child.common, harness.child.defenses, harness.child.observe,
-        harness.child.timing, harness.child.workload)})
+        harness.child.timing, harness.child.workload, harness.cpu_stat)})
     classes: dict[str, object] = {"torch.Tensor": torch.Tensor, "torch._C.TensorBase": torch._C.TensorBase,
                "torch._C._VariableFunctions": type(torch._C._VariableFunctions),
                "torch.cuda.Event": torch.cuda.Event, "torch.nn.Module": nn.Module}

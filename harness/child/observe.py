@@ -27,6 +27,7 @@ import os
 import time
 from typing import NamedTuple
 
+from harness.cpu_stat import cpu_ticks
 from harness.figures import Contention
 
 JITTER_SPINS = 32
@@ -68,23 +69,6 @@ def read_text(path: str) -> str | None:
     finally:
         _close(fd)
     return b"".join(chunks).decode(errors="replace")
-
-
-def cpu_ticks(stat: str, cpus: set[int]) -> tuple[int, int] | None:
-    """(busy, steal) ticks summed over the cpuN lines of /proc/stat for N in `cpus`; None if none is there.
-    guest time is already inside user and nice; idle and iowait are not busy."""
-    busy = steal = 0
-    found = False
-    for line in stat.splitlines():
-        name, _, rest = line.partition(" ")
-        if not (name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus):
-            continue
-        fields = [int(x) for x in rest.split()] + [0] * 8
-        user, nice, system, _idle, _iowait, irq, softirq, stolen = fields[:8]
-        busy += user + nice + system + irq + softirq + stolen
-        steal += stolen
-        found = True
-    return (busy, steal) if found else None
 
 
 def process_ticks(stat: str) -> int:

@@ -1,10 +1,10 @@
 """How busy this machine's cores are with other processes' work right now, seen from the parent (`harness doctor`).
 
 It is the measure the judge takes around every timing on the cpu target (child/observe.py, whose docstring
-gives the formula): the busy ticks of the cores this process may run on, less its own, as a share of the cores'
-time over a short interval. The parent never imports harness.child, so the few lines that read /proc/stat are
-here again. A share above cpu_ceiling.CONTENDED_SHARE is what flags a result `contended`: what doctor measures
-is what the results timed now would get.
+gives the formula): the busy ticks of the cores this process may run on (cpu_stat.cpu_ticks, the judge's own
+reading), less its own, as a share of the cores' time over a short interval. A share above
+cpu_ceiling.CONTENDED_SHARE is what flags a result `contended`: what doctor measures is what the results timed now
+would get.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.cpu_stat import cpu_ticks
 from harness.eval.cpu_ceiling import CONTENDED_SHARE
 
 INTERVAL_S = 0.5  # ticks are 10 ms: over 0.5 s on 2 cores the share is good to 1 %
@@ -29,18 +30,6 @@ class CoresLoad:
     @property
     def contended(self) -> bool:
         return self.foreign > CONTENDED_SHARE
-
-
-def busy_ticks(stat: str, cpus: set[int]) -> int | None:
-    """user + nice + system + irq + softirq + steal ticks of the cpuN lines of /proc/stat for N in `cpus`."""
-    busy, found = 0, False
-    for line in stat.splitlines():
-        name, _, rest = line.partition(" ")
-        if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
-            user, nice, system, _idle, _iowait, irq, softirq, steal = ([int(x) for x in rest.split()] + [0] * 8)[:8]
-            busy += user + nice + system + irq + softirq + steal
-            found = True
-    return busy if found else None
 
 
 def _proc_stat() -> str | None:
@@ -63,8 +52,8 @@ def measure(interval_s: float = INTERVAL_S, read: Callable[[], str | None] = _pr
     first, own, start = read(), _own_ticks(hz), time.perf_counter()
     time.sleep(interval_s)
     second, own_end, wall = read(), _own_ticks(hz), time.perf_counter() - start
-    before, after = (busy_ticks(text, cpus) if text else None for text in (first, second))
+    before, after = (cpu_ticks(text, cpus) if text else None for text in (first, second))
     if before is None or after is None or wall <= 0:
         return None
-    foreign = max(0, after - before - (own_end - own))
+    foreign = max(0, after[0] - before[0] - (own_end - own))
     return CoresLoad(foreign=min(1.0, foreign / (len(cpus) * wall * hz)), cores=len(cpus), wall_s=wall)

@@ -10,10 +10,10 @@ from harness.child.observe import (
     Load,
     Sample,
     Watch,
-    cpu_ticks,
     load_between,
     process_ticks,
 )
+from harness.cpu_stat import cpu_ticks
 from harness.eval.plausibility import measurement_flags
 from harness.figures import Contention, Figures
 from harness.protocol import WorkerReport
