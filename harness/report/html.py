@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from harness.eval.roofline import beats_light
 from harness.figures import Figure
+from harness.report.labels import not_counted
 from harness.report.leaderboard import FAST_P, Leaderboard, ProblemRow, Summary
 from harness.report.plots import PALETTE, fastp_plot, fmt_pct, fmt_x, funnel_plot, speedups_plot
 
@@ -71,11 +72,6 @@ def unpack(packed: str) -> dict:
 
 def fmt_ms(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f}"
-
-
-def fmt_uncounted(v: float | None) -> str:
-    """A flagged result's measured speedup, in the notation every board uses for a speedup that is not counted."""
-    return "-" if v is None else f"({fmt_x(v)})"
 
 
 def fmt_cost(v: float | None) -> str:
@@ -185,7 +181,7 @@ def _run_view(board: Leaderboard, colour: str, index: int) -> dict:
         "dtype": s.dtype,
         "problems_count": s.problems, "candidates": s.candidates, "statuses": list(s.statuses.items()),
         "problems": [_problem_view(row, colour) for row in board.problems],
-        "flagged": [{"problem": f.problem, "candidate": f.candidate, "speedup": fmt_uncounted(f.speedup),
+        "flagged": [{"problem": f.problem, "candidate": f.candidate, "speedup": not_counted(f.speedup),
                      "speedup_sort": _sort_key(f.speedup), "ms": fmt_ms(f.runtime_ms),
                      "ms_sort": _sort_key(f.runtime_ms), "flags": list(f.flags)} for f in board.flagged],
         "harness_errors": [{"problem": h.problem, "candidate": h.candidate, "error": h.error or "-"}

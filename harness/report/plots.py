@@ -12,6 +12,7 @@ from statistics import median
 
 from markupsafe import Markup
 
+from harness.report.labels import times as fmt_x
 from harness.report.leaderboard import Funnel, Leaderboard
 
 # Okabe-Ito colours: told apart under the common colour-vision deficiencies (its yellow is unreadable on white)
@@ -29,10 +30,6 @@ def fmt_pct(v: float | None) -> str:
     if v is None:
         return "-"
     return f"{v:.1%}" if 0 < abs(v) < 0.1 else f"{v:.0%}"
-
-
-def fmt_x(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}x"
 
 
 def short(name: str, limit: int = NAME_CHARS) -> str:
