@@ -23,7 +23,6 @@ from harness.child.common import EvalFailure, failing_as, trial_seed
 from harness.child.judge_workload import JudgeWorkload, Record, fits
 from harness.child.remote import KEPT, Remote
 from harness.child.truth import Expected, judge
-from harness.child.workload import Instance
 from harness.protocol import OutputStats, WorkerSpec
 from harness.types import HARNESS_ERROR
 from harness.workloads import DEFAULT, Workload, WorkloadStatus, mask_numbers
@@ -177,7 +176,7 @@ class Checking:
             # the last workload's models and truth go before the next one's are made (the runner is told at the end)
             self.current, self.current_key = None, None
             with self.reference_runs(f"making workload {workload.name}"):
-                instance = Instance(self.spec.problem_path, values, workload.distribution)
+                instance = self.problem.variant(values, workload.distribution)
                 ok, truth_fits, note = fits(instance, self.device, self.dtype)
                 self.records[workload.name].note(note)
                 if not ok:

@@ -66,8 +66,7 @@ class Runner:
 
     def setup(self, spec: messages.Setup) -> None:
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
-            self.problem_path = spec.problem_path
-            self.default = self.current = Instance(self.problem_path)
+            self.default = self.current = Instance(spec.problem_path)
             self.init_seed = spec.init_seed
             self.device, _, self.timer, self.sync = target_device(torch, spec.target)
             self.dtype = getattr(torch, spec.dtype)
@@ -104,7 +103,7 @@ class Runner:
             self.current, self.candidate = self.default, self.default_candidate
         else:
             with failing_as(f"making the problem's inputs failed ({what})"):
-                instance = Instance(self.problem_path, values, (float(distribution[0]), float(distribution[1])))
+                instance = self.default.variant(values, (float(distribution[0]), float(distribution[1])))
             if same_init(instance.init_inputs, self.default.init_inputs):
                 self.candidate = self.default_candidate
             elif not same_init(instance.init_inputs, self.current.init_inputs):

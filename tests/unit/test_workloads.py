@@ -4,6 +4,7 @@ import json
 import math
 
 import pytest
+import torch
 
 from harness.problems.index import ProblemError, parse_problem
 from harness.problems.workload_file import public_source
@@ -129,3 +130,19 @@ def test_a_workload_result_prints_in_the_clis_vocabulary():
     record = result("wide", 3.0, 1.5).record()
     assert record["workload"] == "wide" and "name" not in record and record["speedup"] == pytest.approx(2.0)
     json.dumps(record)
+
+
+def test_a_workloads_problem_is_the_text_read_before_the_candidate_ran(tmp_path):
+    """A child makes every workload from the text it read first: a candidate that rewrites the problem file (where
+    no sandbox stops it) changes no later workload's reference."""
+    from harness.child.workload import Instance
+
+    path = tmp_path / "p.py"
+    path.write_text(HEAD + TAIL)
+    first = Instance(str(path))
+    path.write_text((HEAD + TAIL).replace("return torch.relu(x)", "return torch.relu(x) * 0.5"))
+    later = first.variant({"ROWS": 3}, (1.0, 0.0))
+    x = later.inputs("cpu", torch.float32, call_seed=1)[0]
+    assert x.shape == (3, 1024)
+    assert later.module.Model()(x).equal(x.relu())
+    assert Instance(str(path)).module.Model()(x).equal(x.relu() * 0.5)  # read afresh, the file has changed
