@@ -258,7 +258,22 @@ class TimingSettings(Frozen):
     min_runs: int = Field(default=10, description="Timed calls of each function before stopping is considered")
     max_runs: int = Field(default=1000, description="Hard cap on timed calls of each function")
     target_rse: float = Field(default=0.01, description="Stop once every relative standard error is at most this")
-    budget_s: float = Field(default=5.0, description="Stop after this much timing, converged or not (>= 3 runs)")
+    budget_s: float | None = Field(default=None, description="Stop after this much timing, converged or not (>= 3 "
+                                   "runs); unset: 2 s on the cpu target, 5 s on a GPU")
+
+    def on(self, target: str) -> TimingSettings:
+        """These settings with the target's budget where none was set: a cpu timed call costs ~100 ms of cache flush
+        and fresh inputs around a millisecond of work, so its timing ends at the budget whatever it is (2 s keeps a
+        first run short; docs/timing.md says what 5 s buys there); a GPU's usually converges well within its 5 s."""
+        if self.budget_s is not None:
+            return self
+        return self.model_copy(update={"budget_s": 2.0 if target == "cpu" else 5.0})
+
+    def budget(self) -> float:
+        """The budget of settings made for a target (`on`)."""
+        if self.budget_s is None:
+            raise ValueError("timing settings used before a target was chosen (TimingSettings.on)")
+        return self.budget_s
 
 
 BASELINE_KINDS: dict[str, str | None] = {

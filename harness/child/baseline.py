@@ -92,7 +92,7 @@ def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync)
             del check_inputs, expected
         sides: dict[str, Side] = {kind: timed_side(problem, device, dtype, spec.seed, kind, model)
                                   for kind, model in models.items()}
-        timing = spec.timing.model_copy(update={"budget_s": spec.timing.budget_s * len(sides)})
+        timing = spec.timing.model_copy(update={"budget_s": spec.timing.budget() * len(sides)})
         cpus = cpu_load.usable_cpus() if device.type == "cpu" else set()
         before = cpu_load.sample(cpus) if cpus else None
         timings, _ = time_interleaved(sides, timer, timing)

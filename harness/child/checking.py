@@ -23,6 +23,7 @@ from harness.child.common import EvalFailure, failing_as, trial_seed
 from harness.child.judge_workload import JudgeWorkload, Record, fits
 from harness.child.remote import KEPT, Remote
 from harness.child.truth import Expected, judge
+from harness.child.workload import Instance
 from harness.protocol import OutputStats, WorkerSpec
 from harness.types import HARNESS_ERROR
 from harness.workloads import DEFAULT, Workload, WorkloadStatus, mask_numbers
@@ -38,6 +39,7 @@ class Checking:
 
     # The state it shares with evaluate.Evaluation, which sets it (in __init__, setup and time).
     spec: WorkerSpec
+    problem: Instance  # the problem as written, read before any candidate code ran
     remote: Remote
     device: torch.device
     dtype: torch.dtype

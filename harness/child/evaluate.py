@@ -168,7 +168,7 @@ class Evaluation(Checking):
         watch = cpu_load.Watch(self.spec.target)  # cpu: idle jitter now, other processes' CPU use across the timing
         runner_ticks = self.remote.ticks()
         timed = [w for w in self.spec.workloads if w.timed]
-        settings = self.spec.timing.model_copy(update={"budget_s": self.spec.timing.budget_s / len(timed)})
+        settings = self.spec.timing.model_copy(update={"budget_s": self.spec.timing.budget() / len(timed)})
         reference_gaps: list[float] = []
         self.converged = True
         with self.reference_runs("timing the reference"):

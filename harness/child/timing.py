@@ -159,7 +159,7 @@ def time_interleaved(sides: dict[str, Side], timer: Callable[[Callable[..., obje
             del sample, args
         rounds += 1
         converged = rounds >= 2 and all(rse(s) <= settings.target_rse for s in events.values())
-        over_budget = time.monotonic() - started >= settings.budget_s
+        over_budget = time.monotonic() - started >= settings.budget()
         if rounds >= settings.max_runs or (rounds >= settings.min_runs and converged) \
                 or (rounds >= min(3, settings.min_runs) and over_budget):
             break

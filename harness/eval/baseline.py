@@ -150,12 +150,13 @@ def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stor
     if not missing:
         return found
     seed = secrets.randbits(63)
+    timing = settings.timing.on(device.target)
 
     def write_spec(remaining: list[str], spec, results) -> None:
         items = tuple(BaselineItem(id=i, path=missing[i][0].path, atol=missing[i][0].atol, rtol=missing[i][0].rtol,
                                    kinds=tuple(missing[i][1])) for i in remaining)
         spec.write_text(BaselineSpec(problems=items, target=device.target, dtype=settings.dtype, seed=seed,
-                                     timing=settings.timing, results_path=str(results)).model_dump_json())
+                                     timing=timing, results_path=str(results)).model_dump_json())
 
     def on_result(problem_id: str, record: dict, _seconds: float) -> None:
         problem, need = missing[problem_id]
@@ -170,12 +171,12 @@ def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stor
             listeners.on_problem(problem, found[problem.sha256], record.get("error"))
 
     compile_kinds = sum(1 for k in kinds if BASELINE_KINDS[k])
-    with timed(listeners.events, baselines_phase(missing.values(), settings.timing.budget_s)):
+    with timed(listeners.events, baselines_phase(missing.values(), timing.budget())):
         run_each(list(missing), job="baseline", write_spec=write_spec,
                  env={**eval_env(device, settings.cache_dir),
                       "TORCHINDUCTOR_CACHE_DIR": str(settings.cache_dir / "inductor")},
                  log_dir=settings.cache_dir / "baselines", log_name="baselines",
-                 timeout_s=CHILD_SLACK_S + settings.timing.budget_s * len(kinds) + COMPILE_ALLOWANCE_S * compile_kinds,
+                 timeout_s=CHILD_SLACK_S + timing.budget() * len(kinds) + COMPILE_ALLOWANCE_S * compile_kinds,
                  timeout_hint="measuring this problem's baselines", on_result=on_result)
     return found
 

@@ -106,7 +106,7 @@ def batch_phase(builds: int, evaluations: int, device: DeviceInfo, settings: Set
     """The batch as a whole: its builds side by side, its evaluations one at a time per device (typical figures:
     a build not served from the cache, an evaluation within its timing budget)."""
     waves = -(-builds // max(1, settings.build_workers))
-    per_eval = EVAL_SETUP_S + settings.timing.budget_s
+    per_eval = EVAL_SETUP_S + settings.timing.on(device.target).budget()
     estimate = waves * BUILD_S + evaluations * per_eval / max(1, len(devices_like(device, settings.gpus)))
     return Phase(f"building {builds} candidate{'s' * (builds != 1)} ({settings.build_workers} at a time) and checking "
                  f"and timing {evaluations}", estimate, "fewer where builds are cached; results print as they come")

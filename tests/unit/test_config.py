@@ -55,7 +55,12 @@ def test_every_configurable_setting_has_one_variable_and_old_names_still_work():
 def test_defaults(tmp_path):
     settings = load_settings()
     assert settings == Settings()
-    assert settings.trials == 5 and settings.timing.budget_s == 5.0 and settings.problems_dir is None
+    assert settings.trials == 5 and settings.timing.budget_s is None and settings.problems_dir is None
+    # the target chooses the budget unless one is set
+    assert settings.timing.on("cpu").budget() == 2.0 and settings.timing.on("cuda").budget() == 5.0
+    assert load_settings(timing={"budget_s": 7}).timing.on("cpu").budget() == 7.0
+    with pytest.raises(ValueError, match="before a target was chosen"):
+        settings.timing.budget()
     assert settings.solutions_dir == tmp_path / "solutions" and settings.results_dir == tmp_path / "results"
     assert set(sources().values()) == {"default"}
 
