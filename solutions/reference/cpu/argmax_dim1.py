@@ -1,4 +1,4 @@
-"""Argmax over the last dimension, C++: per row one vectorized pass for the row maximum (and a NaN count) from memory, then a blocked search of the L1-resident row for the first element equal to it (first index on ties, first NaN if any, as torch); chunks of 32 rows handed out to at::parallel_for's threads from an atomic counter (a late-scheduled thread takes fewer); an AVX-512 or AVX2 build of the row kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 2.061 ms vs eager 10.292 ms (4.99x), 61% of the speed of light."""
+"""Argmax over the last dimension, C++: per row one vectorized pass for the row maximum (and a NaN count) from memory, then a blocked search of the L1-resident row for the first element equal to it (first index on ties, first NaN if any, as torch); chunks of 32 rows handed out to at::parallel_for's threads from an atomic counter (a late-scheduled thread takes fewer); an AVX-512 or AVX2 build of the row kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 8.885 ms vs eager 35.787 ms (4.03x), 7% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -7,6 +7,8 @@ CPP_SOURCE = r"""
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -88,28 +90,22 @@ static RowsFn pick_kernel() {
     return &argmax_rows_baseline;
 }
 
-torch::Tensor argmax_rows(torch::Tensor x) {
-    TORCH_CHECK(x.device().is_cpu(), "expected a CPU tensor");
-    TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "expected a 2-D float32 tensor");
-    TORCH_CHECK(x.size(1) > 0, "argmax over an empty dimension");
+void argmax_rows(std::uintptr_t x, std::uintptr_t y, std::int64_t R, std::int64_t D) {
     static const RowsFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    const int64_t R = xc.size(0), D = xc.size(1);
-    auto out = torch::empty({R}, xc.options().dtype(torch::kInt64));
-    if (R == 0) return out;
-    const float* xp = xc.data_ptr<float>();
-    int64_t* yp = out.data_ptr<int64_t>();
+    const float* xp = reinterpret_cast<const float*>(x);
+    int64_t* yp = reinterpret_cast<int64_t*>(y);
     parallel_dynamic((R + ROW_CHUNK - 1) / ROW_CHUNK, [&](int64_t c) {
         kernel(xp, yp, c * ROW_CHUNK, std::min(R, (c + 1) * ROW_CHUNK), D);
     });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("argmax_rows", &argmax_rows); }
 """
 
 _ext = load_inline(
     name="argmax_dim1_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["argmax_rows"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -120,4 +116,18 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.argmax_rows(x)
+        if x.device.type != "cpu":
+            raise ValueError("expected a CPU tensor")
+        if x.dtype != torch.float32:
+            raise TypeError("expected a float32 tensor")
+        if x.dim() != 2:
+            raise ValueError("expected a 2-D tensor")
+        if x.size(1) == 0:
+            raise ValueError("argmax over an empty dimension")
+        x = x.contiguous()
+        R, D = x.shape
+        out = torch.empty(R, dtype=torch.int64)
+        if R == 0:
+            return out
+        _ext.argmax_rows(x.data_ptr(), out.data_ptr(), R, D)
+        return out

@@ -1,4 +1,4 @@
-"""Scaled dot-product attention, C++: per (batch, head) K^T (in-register transposes) and V packed into k-major panels, then per 8-query strip Q K^T with a register-blocked FMA micro-kernel (8x32 AVX-512 / 6x16 AVX2+FMA / 4x8 SSE tiles) into an L1-resident score strip, a max / exp-and-sum pass (branch-free polynomial exp), and P V with the same micro-kernel and the 1 / sum scaling applied before the store, the next pair's q, k, v software-prefetched meanwhile; (batch, head) pairs handed out to at::parallel_for threads from an atomic counter; the AVX-512 or AVX2+FMA build is chosen at run time (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 0.977 ms vs eager 2.375 ms (2.43x), 36% of the speed of light."""
+"""Scaled dot-product attention, C++: per (batch, head) K^T (in-register transposes) and V packed into k-major panels, then per 8-query strip Q K^T with a register-blocked FMA micro-kernel (8x32 AVX-512 / 6x16 AVX2+FMA / 4x8 SSE tiles) into an L1-resident score strip, a max / exp-and-sum pass (branch-free polynomial exp), and P V with the same micro-kernel and the 1 / sum scaling applied before the store, the next pair's q, k, v software-prefetched meanwhile; (batch, head) pairs handed out to at::parallel_for threads from an atomic counter; the AVX-512 or AVX2+FMA build is chosen at run time (baseline x86-64 build otherwise). Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 12.803 ms vs eager 58.643 ms (4.58x), 2% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -7,8 +7,11 @@ CPP_SOURCE = r"""
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <vector>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
@@ -307,39 +310,24 @@ static WorkerFn pick_kernel() {
     return &attn_worker_baseline;
 }
 
-torch::Tensor attention(torch::Tensor q, torch::Tensor k, torch::Tensor v) {
-    for (const auto& t : {q, k, v}) {
-        TORCH_CHECK(t.device().is_cpu(), "expected CPU tensors");
-        TORCH_CHECK(t.scalar_type() == torch::kFloat32, "expected float32 tensors");
-        TORCH_CHECK(t.dim() >= 2, "expected (..., seq, dim) tensors");
-    }
-    TORCH_CHECK(q.dim() == k.dim() && q.dim() == v.dim(), "q, k, v must have the same rank");
-    for (int64_t d = 0; d + 2 < q.dim(); ++d)
-        TORCH_CHECK(q.size(d) == k.size(d) && q.size(d) == v.size(d), "q, k, v batch dimensions differ");
-    const int64_t r = q.dim();
-    const int64_t Lq = q.size(r - 2), D = q.size(r - 1), Lk = k.size(r - 2), Dv = v.size(r - 1);
-    TORCH_CHECK(k.size(r - 1) == D && v.size(r - 2) == Lk, "k must be (..., Lk, D) and v (..., Lk, Dv)");
+void attention(std::uintptr_t q, std::uintptr_t k, std::uintptr_t v, std::uintptr_t out, std::int64_t BH,
+               std::int64_t Lq, std::int64_t Lk, std::int64_t D, std::int64_t Dv) {
     static const WorkerFn worker = pick_kernel();
-    auto qc = q.contiguous(), kc = k.contiguous(), vc = v.contiguous();
-    auto sizes = qc.sizes().vec();
-    sizes[r - 1] = Dv;
-    auto out = torch::empty(sizes, qc.options());
-    const int64_t BH = qc.numel() / (Lq * D > 0 ? Lq * D : 1);
-    if (out.numel() == 0) return out;
-    TORCH_CHECK(Lk > 0, "attention over an empty key sequence");
     std::atomic<int64_t> next{0};
-    const AttnArgs g{qc.data_ptr<float>(), kc.data_ptr<float>(), vc.data_ptr<float>(), out.data_ptr<float>(),
+    const AttnArgs g{reinterpret_cast<const float*>(q), reinterpret_cast<const float*>(k),
+                     reinterpret_cast<const float*>(v), reinterpret_cast<float*>(out),
                      BH, Lq, Lk, D, Dv, (float)std::pow((double)D, -0.5), &next};
     const int64_t nth = std::min<int64_t>(at::get_num_threads(), BH);
     at::parallel_for(0, nth, 1, [&](int64_t, int64_t) { worker(g); });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("attention", &attention); }
 """
 
 _ext = load_inline(
     name="attention_small_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["attention"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -350,4 +338,27 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return _ext.attention(q, k, v)
+        for t in (q, k, v):
+            if t.device.type != "cpu":
+                raise ValueError("expected CPU tensors")
+            if t.dtype != torch.float32:
+                raise TypeError("expected float32 tensors")
+            if t.dim() < 2:
+                raise ValueError("expected (..., seq, dim) tensors")
+        if q.dim() != k.dim() or q.dim() != v.dim():
+            raise ValueError("q, k, v must have the same rank")
+        if q.shape[:-2] != k.shape[:-2] or q.shape[:-2] != v.shape[:-2]:
+            raise ValueError("q, k, v batch dimensions differ")
+        Lq, D = q.shape[-2:]
+        Lk, Dv = k.size(-2), v.size(-1)
+        if k.size(-1) != D or v.size(-2) != Lk:
+            raise ValueError("k must be (..., Lk, D) and v (..., Lk, Dv)")
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+        out = torch.empty(*q.shape[:-1], Dv, dtype=torch.float32)
+        BH = q.numel() // (Lq * D if Lq * D > 0 else 1)
+        if out.numel() == 0:
+            return out
+        if Lk == 0:
+            raise ValueError("attention over an empty key sequence")
+        _ext.attention(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), BH, Lq, Lk, D, Dv)
+        return out

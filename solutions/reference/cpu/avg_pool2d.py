@@ -1,4 +1,4 @@
-"""2-D average pooling (window = stride = k, no padding), C++: per output row one vectorized vertical sum of the k input rows into an L1-resident row, then a horizontal sum of each k-wide group times 1/k^2 (compile-time specialized for k = 2, 4, 8, generic otherwise), the input rows software-prefetched two output rows ahead; (sample, channel) planes split across threads with at::parallel_for; an AVX2 build of the plane kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 1.755 ms vs eager 3.444 ms (1.96x), 77% of the speed of light."""
+"""2-D average pooling (window = stride = k, no padding), C++: per output row one vectorized vertical sum of the k input rows into an L1-resident row, then a horizontal sum of each k-wide group times 1/k^2 (compile-time specialized for k = 2, 4, 8, generic otherwise), the input rows software-prefetched two output rows ahead; (sample, channel) planes split across threads with at::parallel_for; an AVX2 build of the plane kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 9.724 ms vs eager 12.012 ms (1.24x), 7% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -6,6 +6,8 @@ from torch.utils.cpp_extension import load_inline
 CPP_SOURCE = r"""
 #include <cstdint>
 #include <vector>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -100,32 +102,25 @@ static PlanesFn pick_kernel() {
     return &avgpool_planes_baseline;
 }
 
-torch::Tensor avgpool2d_fwd(torch::Tensor x, int64_t k) {
-    TORCH_CHECK(x.device().is_cpu(), "expected a CPU tensor");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32, "expected a float32 tensor");
-    TORCH_CHECK(x.dim() == 4, "expected an (N, C, H, W) tensor");
-    TORCH_CHECK(k > 0, "invalid kernel size");
-    const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
-    TORCH_CHECK(H >= k && W >= k, "input smaller than the pooling window");
+void avgpool2d_fwd(std::uintptr_t x, std::uintptr_t y, std::int64_t NC, std::int64_t H, std::int64_t W,
+                   std::int64_t k) {
     static const PlanesFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    auto out = torch::empty({N, C, H / k, W / k}, xc.options());
-    if (out.numel() == 0) return out;
-    const float* xp = xc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
-    const int64_t n_in = xc.numel();
-    at::parallel_for(0, N * C, 1, [&](int64_t q0, int64_t q1) {
+    const float* xp = reinterpret_cast<const float*>(x);
+    float* yp = reinterpret_cast<float*>(y);
+    const int64_t n_in = NC * H * W;
+    at::parallel_for(0, NC, 1, [&](int64_t q0, int64_t q1) {
         std::vector<float> t(W);
         kernel(xp, yp, q0, q1, H, W, k, n_in, t.data());
     });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("avgpool2d_fwd", &avgpool2d_fwd); }
 """
 
 _ext = load_inline(
     name="avg_pool2d_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["avgpool2d_fwd"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -137,4 +132,21 @@ class ModelNew(nn.Module):
         self.kernel = int(kernel)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.avgpool2d_fwd(x, self.kernel)
+        k = self.kernel
+        if x.device.type != "cpu":
+            raise ValueError("expected a CPU tensor")
+        if x.dtype != torch.float32:
+            raise TypeError("expected a float32 tensor")
+        if x.dim() != 4:
+            raise ValueError("expected an (N, C, H, W) tensor")
+        if k <= 0:
+            raise ValueError("invalid kernel size")
+        N, C, H, W = x.shape
+        if H < k or W < k:
+            raise ValueError("input smaller than the pooling window")
+        x = x.contiguous()
+        out = torch.empty(N, C, H // k, W // k, dtype=torch.float32)
+        if out.numel() == 0:
+            return out
+        _ext.avgpool2d_fwd(x.data_ptr(), out.data_ptr(), N * C, H, W, k)
+        return out

@@ -1,4 +1,4 @@
-"""Batched matrix product, C++: register-blocked GEMM per batch (12x32 AVX-512 / 6x16 AVX2+FMA / 4x8 SSE micro-tiles held in registers, FMA accumulation over the whole K), B read in place (each k-row's slice of a 32-column panel, software-prefetched ahead of the FMAs) and A read in place (a strip of rows L1-resident across the panels), the next batch's A and B software-prefetched into L2 while this one computes; C written with non-temporal (streaming) stores when aligned (no read-for-ownership); batches split across threads with at::parallel_for, the output allocated straight from the CPU allocator; the AVX-512, AVX2+FMA or baseline x86-64 SSE build is chosen at run time. Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 1.002 ms vs eager 1.287 ms (1.28x), 70% of the speed of light."""
+"""Batched matrix product, C++: register-blocked GEMM per batch (12x32 AVX-512 / 6x16 AVX2+FMA / 4x8 SSE micro-tiles held in registers, FMA accumulation over the whole K), B read in place (each k-row's slice of a 32-column panel, software-prefetched ahead of the FMAs) and A read in place (a strip of rows L1-resident across the panels), the next batch's A and B software-prefetched into L2 while this one computes; C written with non-temporal (streaming) stores when aligned (no read-for-ownership); batches split across threads with at::parallel_for; the AVX-512, AVX2+FMA or baseline x86-64 SSE build is chosen at run time. Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 7.241 ms vs eager 8.259 ms (1.14x), 6% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -9,7 +9,8 @@ CPP_SOURCE = r"""
 #include <cstring>
 #include <vector>
 #include <immintrin.h>
-#include <ATen/EmptyTensor.h>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
@@ -221,35 +222,27 @@ static Kernel pick_kernel() {
     return {&bmm_batches_baseline, TileBase::W};
 }
 
-torch::Tensor bmm(torch::Tensor a, torch::Tensor b) {
-    TORCH_CHECK(a.device().is_cpu() && b.device().is_cpu(), "expected CPU tensors");
-    TORCH_CHECK(a.scalar_type() == torch::kFloat32 && b.scalar_type() == torch::kFloat32, "expected float32 tensors");
-    TORCH_CHECK(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) && a.size(2) == b.size(1),
-                "expected (batch, M, K) @ (batch, K, N)");
+void bmm(std::uintptr_t a, std::uintptr_t b, std::uintptr_t c, std::int64_t batch, std::int64_t M, std::int64_t K,
+         std::int64_t N) {
     static const Kernel kernel = pick_kernel();
-    auto ac = a.contiguous(), bc = b.contiguous();
-    const int64_t batch = ac.size(0), M = ac.size(1), K = ac.size(2), N = bc.size(2);
-    // Allocated straight from the CPU allocator: the dispatcher's route to the same call costs
-    // ~15 us more on the cold caches every timed call starts with.
-    auto out = at::detail::empty_cpu({batch, M, N}, at::kFloat, false, c10::nullopt);
-    if (out.numel() == 0) return out;
-    float* op = out.data_ptr<float>();
+    float* op = reinterpret_cast<float*>(c);
     if (K == 0) {
-        std::fill(op, op + out.numel(), 0.0f);
-        return out;
+        std::fill(op, op + batch * M * N, 0.0f);
+        return;
     }
     // Streaming stores for an output past the caches' worth, with every row vector-aligned.
     const bool nt = batch * M * N >= (int64_t{1} << 17) && ((uintptr_t)op % (kernel.w * 4)) == 0 && N % kernel.w == 0;
-    const BmmArgs g{ac.data_ptr<float>(), bc.data_ptr<float>(), op, batch, M, N, K, nt};
+    const BmmArgs g{reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), op, batch, M, N, K, nt};
     at::parallel_for(0, batch, 1, [&](int64_t b0, int64_t b1) { kernel.fn(g, b0, b1); });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("bmm", &bmm); }
 """
 
 _ext = load_inline(
     name="bmm_small_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["bmm"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -260,4 +253,17 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-        return _ext.bmm(A, B)
+        if A.device.type != "cpu" or B.device.type != "cpu":
+            raise ValueError("expected CPU tensors")
+        if A.dtype != torch.float32 or B.dtype != torch.float32:
+            raise TypeError("expected float32 tensors")
+        if A.dim() != 3 or B.dim() != 3 or A.size(0) != B.size(0) or A.size(2) != B.size(1):
+            raise ValueError("expected (batch, M, K) @ (batch, K, N)")
+        A, B = A.contiguous(), B.contiguous()
+        batch, M, K = A.shape
+        N = B.size(2)
+        out = torch.empty(batch, M, N, dtype=torch.float32)
+        if out.numel() == 0:
+            return out
+        _ext.bmm(A.data_ptr(), B.data_ptr(), out.data_ptr(), batch, M, K, N)
+        return out

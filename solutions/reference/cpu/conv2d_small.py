@@ -1,4 +1,4 @@
-"""2-D convolution (stride 1, zero padding), C++: for 3x3 kernels Winograd F(4x4, 3x3) (input tiles transformed B^T d B, vectorized over 16 tiles of a tile row after a stride-4 shuffle split of each zero-padded input row; the 36 per-position products summed over input channels as small GEMMs with an 8x32 AVX-512 / 6x16 AVX2+FMA / 4x8 SSE FMA micro-kernel; A^T M A + bias written with shuffle interleaves), other kernel sizes as a direct register-blocked GEMM per output row; (image, tile-row block) tasks handed out to at::parallel_for threads from an atomic counter, the next task's input rows software-prefetched; the AVX-512 or AVX2+FMA build is chosen at run time (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 1.117 ms vs eager 1.854 ms (1.66x), 70% of the speed of light."""
+"""2-D convolution (stride 1, zero padding), C++: for 3x3 kernels Winograd F(4x4, 3x3) (input tiles transformed B^T d B, vectorized over 16 tiles of a tile row after a stride-4 shuffle split of each zero-padded input row; the 36 per-position products summed over input channels as small GEMMs with an 8x32 AVX-512 / 6x16 AVX2+FMA / 4x8 SSE FMA micro-kernel; A^T M A + bias written with shuffle interleaves), other kernel sizes as a direct register-blocked GEMM per output row; (image, tile-row block) tasks handed out to at::parallel_for threads from an atomic counter, the next task's input rows software-prefetched; the AVX-512 or AVX2+FMA build is chosen at run time (baseline x86-64 build otherwise). Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 12.034 ms vs eager 51.807 ms (4.31x), 4% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -9,6 +9,8 @@ CPP_SOURCE = r"""
 #include <cstdint>
 #include <cstring>
 #include <vector>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -440,41 +442,35 @@ static WorkerFn pick_kernel() {
     return &conv_worker_baseline;
 }
 
-torch::Tensor conv2d(torch::Tensor x, torch::Tensor w, torch::Tensor b, int64_t ph, int64_t pw) {
-    for (const auto& t : {x, w, b}) {
-        TORCH_CHECK(t.device().is_cpu(), "expected CPU tensors");
-        TORCH_CHECK(t.scalar_type() == torch::kFloat32, "expected float32 tensors");
-    }
-    TORCH_CHECK(x.dim() == 4 && w.dim() == 4 && b.dim() == 1, "expected x (N, C, H, W), w (OC, C, KH, KW), b (OC)");
-    TORCH_CHECK(w.size(1) == x.size(1) && b.size(0) == w.size(0), "shape mismatch");
-    TORCH_CHECK(ph >= 0 && pw >= 0, "negative padding");
-    static const WorkerFn worker = pick_kernel();
-    auto xc = x.contiguous(), wc = w.contiguous(), bc = b.contiguous();
-    const int64_t N = xc.size(0), C = xc.size(1), H = xc.size(2), Wd = xc.size(3);
-    const int64_t OC = wc.size(0), KH = wc.size(2), KW = wc.size(3);
+// Returns false (computing nothing) for a size the kernel does not support.
+bool conv2d(std::uintptr_t x, std::uintptr_t w, std::uintptr_t b, std::uintptr_t y, std::int64_t N, std::int64_t C,
+            std::int64_t H, std::int64_t Wd, std::int64_t OC, std::int64_t KH, std::int64_t KW, std::int64_t ph,
+            std::int64_t pw) {
     const int64_t OH = H + 2 * ph - KH + 1, OW = Wd + 2 * pw - KW + 1;
-    TORCH_CHECK(OH > 0 && OW > 0, "kernel larger than the padded input");
-    TORCH_CHECK(C * KH * KW > 0 && (C + 1) * (KH + RB) * (OW + KW + 64) < (int64_t(1) << 31), "unsupported size");
-    auto out = torch::empty({N, OC, OH, OW}, xc.options());
-    if (out.numel() == 0) return out;
+    if (!(C * KH * KW > 0 && (C + 1) * (KH + RB) * (OW + KW + 64) < (int64_t(1) << 31))) return false;
+    if (N * OC * OH * OW == 0) return true;
+    static const WorkerFn worker = pick_kernel();
     const bool winograd = KH == 3 && KW == 3;
     // Winograd tasks: enough tile rows for about 32 tiles (one AVX-512 panel).
     const int64_t tx = (OW + 3) / 4, ty = (OH + 3) / 4;
     const int64_t rt = std::max<int64_t>(1, std::min<int64_t>(ty, 32 / std::max<int64_t>(tx, 1)));
     const int64_t row_blocks = winograd ? (ty + rt - 1) / rt : (OH + RB - 1) / RB;
     std::atomic<int64_t> next{0};
-    const ConvArgs g{xc.data_ptr<float>(), wc.data_ptr<float>(), bc.data_ptr<float>(), out.data_ptr<float>(),
+    const ConvArgs g{reinterpret_cast<const float*>(x), reinterpret_cast<const float*>(w),
+                     reinterpret_cast<const float*>(b), reinterpret_cast<float*>(y),
                      N, C, H, Wd, OC, KH, KW, ph, pw, OH, OW, winograd, rt, row_blocks, N * row_blocks, &next};
     const int64_t nth = std::min<int64_t>(at::get_num_threads(), g.ntasks);
     at::parallel_for(0, nth, 1, [&](int64_t, int64_t) { worker(g); });
-    return out;
+    return true;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("conv2d", &conv2d); }
 """
 
 _ext = load_inline(
     name="conv2d_small_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["conv2d"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -487,4 +483,26 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         conv = self.conv
-        return _ext.conv2d(x, conv.weight, conv.bias, conv.padding[0], conv.padding[1])
+        w, b = conv.weight, conv.bias
+        ph, pw = conv.padding
+        for t in (x, w, b):
+            if t.device.type != "cpu":
+                raise ValueError("expected CPU tensors")
+            if t.dtype != torch.float32:
+                raise TypeError("expected float32 tensors")
+        if x.dim() != 4 or w.dim() != 4 or b.dim() != 1:
+            raise ValueError("expected x (N, C, H, W), w (OC, C, KH, KW), b (OC)")
+        if w.size(1) != x.size(1) or b.size(0) != w.size(0):
+            raise ValueError("shape mismatch")
+        if ph < 0 or pw < 0:
+            raise ValueError("negative padding")
+        x, w, b = x.contiguous(), w.contiguous(), b.contiguous()
+        N, C, H, Wd = x.shape
+        OC, _, KH, KW = w.shape
+        OH, OW = H + 2 * ph - KH + 1, Wd + 2 * pw - KW + 1
+        if OH <= 0 or OW <= 0:
+            raise ValueError("kernel larger than the padded input")
+        out = torch.empty(N, OC, OH, OW, dtype=torch.float32)
+        if not _ext.conv2d(x.data_ptr(), w.data_ptr(), b.data_ptr(), out.data_ptr(), N, C, H, Wd, OC, KH, KW, ph, pw):
+            raise ValueError("unsupported size")
+        return out

@@ -1,4 +1,4 @@
-"""Per-sample cross-entropy (reduction='none'), C++: per row of logits a vectorized max pass and an exp-and-sum pass over the L1-resident row (branch-free polynomial exp that vectorizes), software-pipelined so one fused loop sums row r's exponentials while it takes row r+1's max from memory, then loss = log(sum) - (logit[target] - max), never materializing the log-softmax that eager writes and re-reads; targets are range-checked first (ignore_index -100 gives 0 as in torch); chunks of 32 rows are handed out to at::parallel_for's threads from an atomic counter (a late-scheduled thread takes fewer); an AVX-512 or AVX2+FMA build of the row kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 1.392 ms vs eager 2.788 ms (2.00x), 44% of the speed of light."""
+"""Per-sample cross-entropy (reduction='none'), C++: per row of logits a vectorized max pass and an exp-and-sum pass over the L1-resident row (branch-free polynomial exp that vectorizes), software-pipelined so one fused loop sums row r's exponentials while it takes row r+1's max from memory, then loss = log(sum) - (logit[target] - max), never materializing the log-softmax that eager writes and re-reads; targets are range-checked first (ignore_index -100 gives 0 as in torch); chunks of 32 rows are handed out to at::parallel_for's threads from an atomic counter (a late-scheduled thread takes fewer); an AVX-512 or AVX2+FMA build of the row kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 12.002 ms vs eager 33.645 ms (2.80x), 3% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -9,6 +9,8 @@ CPP_SOURCE = r"""
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -113,35 +115,31 @@ static RowsFn pick_kernel() {
     return &ce_rows_baseline;
 }
 
-torch::Tensor cross_entropy_rows(torch::Tensor logits, torch::Tensor target) {
-    TORCH_CHECK(logits.device().is_cpu() && target.device().is_cpu(), "expected CPU tensors");
-    TORCH_CHECK(logits.dim() == 2 && logits.scalar_type() == torch::kFloat32, "expected 2-D float32 logits");
-    TORCH_CHECK(target.dim() == 1 && target.scalar_type() == torch::kInt64, "expected 1-D int64 targets");
-    TORCH_CHECK(target.size(0) == logits.size(0), "expected one target per row of logits");
+// Checks the targets first: returns how many lie outside [0, C) other than IGNORE_INDEX, and
+// computes nothing unless that is 0.
+std::int64_t cross_entropy_rows(std::uintptr_t logits, std::uintptr_t target, std::uintptr_t y, std::int64_t R,
+                                std::int64_t C) {
     static const RowsFn kernel = pick_kernel();
-    auto xc = logits.contiguous();
-    auto tc = target.contiguous();
-    const int64_t R = xc.size(0), C = xc.size(1);
-    const int64_t* tp = tc.data_ptr<int64_t>();
+    const float* xp = reinterpret_cast<const float*>(logits);
+    const int64_t* tp = reinterpret_cast<const int64_t*>(target);
+    float* yp = reinterpret_cast<float*>(y);
     int64_t bad = 0;
 #pragma omp simd reduction(+ : bad)
     for (int64_t r = 0; r < R; ++r) bad += (tp[r] < 0 || tp[r] >= C) && tp[r] != IGNORE_INDEX;
-    TORCH_CHECK(bad == 0, "cross_entropy: target out of bounds for ", C, " classes");
-    auto out = torch::empty({R}, xc.options());
-    if (R == 0) return out;
-    const float* xp = xc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (bad != 0 || R == 0) return bad;
     parallel_dynamic((R + ROW_CHUNK - 1) / ROW_CHUNK, [&](int64_t c) {
         kernel(xp, tp, yp, c * ROW_CHUNK, std::min(R, (c + 1) * ROW_CHUNK), C);
     });
-    return out;
+    return 0;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("cross_entropy_rows", &cross_entropy_rows); }
 """
 
 _ext = load_inline(
     name="cross_entropy_per_sample_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["cross_entropy_rows"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -152,4 +150,22 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return _ext.cross_entropy_rows(logits, target)
+        if logits.device.type != "cpu" or target.device.type != "cpu":
+            raise ValueError("expected CPU tensors")
+        if logits.dtype != torch.float32:
+            raise TypeError("expected float32 logits")
+        if target.dtype != torch.int64:
+            raise TypeError("expected int64 targets")
+        if logits.dim() != 2:
+            raise ValueError("expected 2-D logits")
+        if target.dim() != 1:
+            raise ValueError("expected 1-D targets")
+        if target.size(0) != logits.size(0):
+            raise ValueError("expected one target per row of logits")
+        x = logits.contiguous()
+        t = target.contiguous()
+        R, C = x.shape
+        out = torch.empty(R, dtype=torch.float32)
+        if _ext.cross_entropy_rows(x.data_ptr(), t.data_ptr(), out.data_ptr(), R, C):
+            raise ValueError(f"cross_entropy: target out of bounds for {C} classes")
+        return out

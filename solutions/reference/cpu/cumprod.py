@@ -7,6 +7,8 @@ CPP_SOURCE = r"""
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -103,29 +105,25 @@ static RowsFn pick_kernel() {
     return &cumprod_rows_baseline;
 }
 
-torch::Tensor cumprod_rows(torch::Tensor x, int64_t dim) {
-    TORCH_CHECK(x.device().is_cpu(), "expected a CPU tensor");
-    TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "expected a 2-D float32 tensor");
-    TORCH_CHECK(dim == 1 || dim == -1, "only the last dimension is supported");
+// y = cumprod(x, dim=1) for a contiguous (R, N) float32 x; y is a contiguous (R, N) float32 output.
+void cumprod_rows(std::uintptr_t x, std::uintptr_t y, std::int64_t R, std::int64_t N) {
     static const RowsFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    auto out = torch::empty_like(xc);
-    const int64_t R = xc.size(0), N = xc.size(1);
-    if (R == 0 || N == 0) return out;
-    const float* xp = xc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (R == 0 || N == 0) return;
+    const float* xp = reinterpret_cast<const float*>(x);
+    float* yp = reinterpret_cast<float*>(y);
     const int64_t nblocks = (R + ROW_CHUNK - 1) / ROW_CHUNK;
     parallel_dynamic(nblocks, [&](int64_t b) {
         kernel(xp, yp, b * ROW_CHUNK, std::min(R, (b + 1) * ROW_CHUNK), N);
     });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("cumprod_rows", &cumprod_rows); }
 """
 
 _ext = load_inline(
     name="cumprod_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["cumprod_rows"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -137,4 +135,15 @@ class ModelNew(nn.Module):
         self.dim = dim
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.cumprod_rows(x, self.dim)
+        if x.device.type != "cpu":
+            raise ValueError("expected a CPU tensor")
+        if x.dtype != torch.float32:
+            raise TypeError(f"expected a float32 tensor, got {x.dtype}")
+        if x.dim() != 2:
+            raise ValueError(f"expected a 2-D tensor, got {x.dim()}-D")
+        if self.dim not in (1, -1):
+            raise ValueError("only the last dimension is supported")
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        _ext.cumprod_rows(x.data_ptr(), out.data_ptr(), x.size(0), x.size(1))
+        return out

@@ -7,6 +7,8 @@ CPP_SOURCE = r"""
 #include <cmath>
 #include <cstdint>
 #include <immintrin.h>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -127,40 +129,30 @@ static BlocksFn pick_kernel() {
     return &groupnorm_blocks_baseline;
 }
 
-torch::Tensor groupnorm_fwd(torch::Tensor x, torch::Tensor weight, torch::Tensor bias, int64_t groups,
-                            double eps) {
-    TORCH_CHECK(x.device().is_cpu() && weight.device().is_cpu() && bias.device().is_cpu(),
-                "expected CPU tensors");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32 && weight.scalar_type() == torch::kFloat32 &&
-                bias.scalar_type() == torch::kFloat32, "expected float32 tensors");
-    TORCH_CHECK(x.dim() >= 2, "expected (N, C, *) input");
-    const int64_t N = x.size(0), C = x.size(1);
-    TORCH_CHECK(groups > 0 && C % groups == 0, "channels must be divisible by groups");
-    TORCH_CHECK(weight.numel() == C && bias.numel() == C, "weight/bias must have C elements");
+// GroupNorm of a contiguous float32 x of N * C * HW elements into y (same shape), C channels in
+// `groups` groups; w, b: C float32 each.
+void groupnorm_fwd(std::uintptr_t x, std::uintptr_t w, std::uintptr_t b, std::uintptr_t y, std::int64_t N,
+                   std::int64_t C, std::int64_t HW, std::int64_t groups, double eps) {
     static const BlocksFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    auto wc = weight.contiguous();
-    auto bc = bias.contiguous();
-    auto out = torch::empty_like(xc);
-    if (xc.numel() == 0) return out;
-    const int64_t HW = xc.numel() / (N * C);
+    if (N * C * HW == 0) return;
     const int64_t Cg = C / groups;
-    const float* xp = xc.data_ptr<float>();
-    const float* wp = wc.data_ptr<float>();
-    const float* bp = bc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    const float* xp = reinterpret_cast<const float*>(x);
+    const float* wp = reinterpret_cast<const float*>(w);
+    const float* bp = reinterpret_cast<const float*>(b);
+    float* yp = reinterpret_cast<float*>(y);
     const float e = (float)eps;
     at::parallel_for(0, N * groups, 1, [&](int64_t i0, int64_t i1) {
         kernel(xp, wp, bp, yp, i0, i1, groups, Cg, HW, e);
     });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("groupnorm_fwd", &groupnorm_fwd); }
 """
 
 _ext = load_inline(
     name="group_norm_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["groupnorm_fwd"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -176,5 +168,23 @@ class ModelNew(nn.Module):
             self.gn.bias.copy_(0.5 * torch.randn(channels))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.groupnorm_fwd(x, self.gn.weight.detach(), self.gn.bias.detach(), self.gn.num_groups,
-                                  self.gn.eps)
+        weight, bias, groups = self.gn.weight, self.gn.bias, self.gn.num_groups
+        if x.device.type != "cpu" or weight.device.type != "cpu" or bias.device.type != "cpu":
+            raise ValueError("expected CPU tensors")
+        if x.dtype != torch.float32 or weight.dtype != torch.float32 or bias.dtype != torch.float32:
+            raise TypeError("expected float32 tensors")
+        if x.dim() < 2:
+            raise ValueError("expected (N, C, *) input")
+        N, C = x.size(0), x.size(1)
+        if groups <= 0 or C % groups != 0:
+            raise ValueError("channels must be divisible by groups")
+        if weight.numel() != C or bias.numel() != C:
+            raise ValueError("weight/bias must have C elements")
+        x = x.contiguous()
+        weight = weight.contiguous()
+        bias = bias.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        _ext.groupnorm_fwd(x.data_ptr(), weight.data_ptr(), bias.data_ptr(), out.data_ptr(), N, C,
+                           n // (N * C) if n else 0, groups, self.gn.eps)
+        return out

@@ -8,7 +8,8 @@ CPP_SOURCE = r"""
 #include <atomic>
 #include <cstdint>
 #include <immintrin.h>
-#include <ATen/EmptyTensor.h>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 constexpr int64_t ROW_CHUNK = 256;  // output rows handed to a thread at a time
 
@@ -74,15 +75,12 @@ static GatherFn pick_kernel() {
     return &gather_rows_baseline;
 }
 
-torch::Tensor index_select_rows(torch::Tensor table, torch::Tensor idx) {
-    TORCH_CHECK(table.device().is_cpu() && idx.device().is_cpu(), "expected CPU tensors");
-    TORCH_CHECK(table.dim() == 2 && table.scalar_type() == torch::kFloat32, "expected a 2-D float32 table");
-    TORCH_CHECK(idx.dim() <= 1 && idx.scalar_type() == torch::kInt64, "expected a 1-D int64 index");
+// y[i, :] = t[idx[i], :] for a contiguous (V, D) float32 table t, n contiguous int64 indices and a
+// contiguous (n, D) float32 output y. Returns false (y untouched) when an index is outside [0, V).
+bool index_select_rows(std::uintptr_t t, std::uintptr_t idx, std::uintptr_t y, std::int64_t V, std::int64_t D,
+                       std::int64_t n) {
     static const GatherFn kernel = pick_kernel();
-    auto tc = table.contiguous();
-    auto ic = idx.contiguous();
-    const int64_t V = tc.size(0), D = tc.size(1), n = ic.numel();
-    const int64_t* ip = ic.data_ptr<int64_t>();
+    const int64_t* ip = reinterpret_cast<const int64_t*>(idx);
     int64_t lo = 0, hi = 0;
     if (n > 0) {
         lo = ip[0];
@@ -93,24 +91,23 @@ torch::Tensor index_select_rows(torch::Tensor table, torch::Tensor idx) {
             hi = ip[i] > hi ? ip[i] : hi;
         }
     }
-    TORCH_CHECK(n == 0 || (lo >= 0 && hi < V), "index_select(): index out of range for a table of ", V,
-                " rows (indices span [", lo, ", ", hi, "])");
-    // Allocated straight from the CPU allocator (the dispatcher's route costs more on cold caches).
-    auto out = at::detail::empty_cpu({n, D}, at::kFloat, false, c10::nullopt);
-    if (n == 0 || D == 0) return out;
-    const float* tp = tc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (!(n == 0 || (lo >= 0 && hi < V))) return false;
+    if (n == 0 || D == 0) return true;
+    const float* tp = reinterpret_cast<const float*>(t);
+    float* yp = reinterpret_cast<float*>(y);
     parallel_dynamic((n + ROW_CHUNK - 1) / ROW_CHUNK, [&](int64_t c) {
         kernel(tp, ip, yp, c * ROW_CHUNK, std::min(n, (c + 1) * ROW_CHUNK), D);
     });
-    return out;
+    return true;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("index_select_rows", &index_select_rows); }
 """
 
 _ext = load_inline(
     name="index_select_rows_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["index_select_rows"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -121,4 +118,23 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        return _ext.index_select_rows(table, idx)
+        if table.device.type != "cpu" or idx.device.type != "cpu":
+            raise ValueError("expected CPU tensors")
+        if table.dtype != torch.float32:
+            raise TypeError(f"expected a float32 table, got {table.dtype}")
+        if table.dim() != 2:
+            raise ValueError(f"expected a 2-D table, got {table.dim()}-D")
+        if idx.dtype != torch.int64:
+            raise TypeError(f"expected an int64 index, got {idx.dtype}")
+        if idx.dim() > 1:
+            raise ValueError(f"expected a 1-D index, got {idx.dim()}-D")
+        table = table.contiguous()
+        idx = idx.contiguous()
+        V, D = table.shape
+        n = idx.numel()
+        out = torch.empty((n, D), dtype=torch.float32)
+        if not _ext.index_select_rows(table.data_ptr(), idx.data_ptr(), out.data_ptr(), V, D, n):
+            values = idx.reshape(-1).tolist()
+            raise IndexError(f"index_select(): index out of range for a table of {V} rows (indices span "
+                             f"[{min(values)}, {max(values)}])")
+        return out

@@ -6,6 +6,8 @@ from torch.utils.cpp_extension import load_inline
 CPP_SOURCE = r"""
 #include <cmath>
 #include <cstdint>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -84,35 +86,27 @@ static RowsFn pick_kernel() {
     return &layernorm_rows_baseline;
 }
 
-torch::Tensor layernorm_fwd(torch::Tensor x, torch::Tensor weight, torch::Tensor bias, double eps) {
-    TORCH_CHECK(x.device().is_cpu() && weight.device().is_cpu() && bias.device().is_cpu(),
-                "expected CPU tensors");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32 && weight.scalar_type() == torch::kFloat32 &&
-                bias.scalar_type() == torch::kFloat32, "expected float32 tensors");
-    TORCH_CHECK(x.dim() >= 1, "expected at least 1 dimension");
-    const int64_t D = x.size(-1);
-    TORCH_CHECK(weight.numel() == D && bias.numel() == D, "weight/bias must match the last dimension");
+// LayerNorm over the last dimension (D) of a contiguous float32 x of R * D elements, into y (same shape);
+// w, b: D float32 each.
+void layernorm_fwd(std::uintptr_t x, std::uintptr_t w, std::uintptr_t b, std::uintptr_t y, std::int64_t R,
+                   std::int64_t D, double eps) {
     static const RowsFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    auto wc = weight.contiguous();
-    auto bc = bias.contiguous();
-    auto out = torch::empty_like(xc);
-    if (xc.numel() == 0) return out;
-    const int64_t R = xc.numel() / D;
-    const float* xp = xc.data_ptr<float>();
-    const float* wp = wc.data_ptr<float>();
-    const float* bp = bc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (R == 0 || D == 0) return;
+    const float* xp = reinterpret_cast<const float*>(x);
+    const float* wp = reinterpret_cast<const float*>(w);
+    const float* bp = reinterpret_cast<const float*>(b);
+    float* yp = reinterpret_cast<float*>(y);
     const float e = (float)eps;
     at::parallel_for(0, R, 8, [&](int64_t r0, int64_t r1) { kernel(xp, wp, bp, yp, r0, r1, D, e); });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("layernorm_fwd", &layernorm_fwd); }
 """
 
 _ext = load_inline(
     name="layernorm_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["layernorm_fwd"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -125,4 +119,21 @@ class ModelNew(nn.Module):
         self.ln = nn.LayerNorm(hidden)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.layernorm_fwd(x, self.ln.weight.detach(), self.ln.bias.detach(), self.ln.eps)
+        weight, bias = self.ln.weight, self.ln.bias
+        if x.device.type != "cpu" or weight.device.type != "cpu" or bias.device.type != "cpu":
+            raise ValueError("expected CPU tensors")
+        if x.dtype != torch.float32 or weight.dtype != torch.float32 or bias.dtype != torch.float32:
+            raise TypeError("expected float32 tensors")
+        if x.dim() < 1:
+            raise ValueError("expected at least 1 dimension")
+        D = x.size(-1)
+        if weight.numel() != D or bias.numel() != D:
+            raise ValueError("weight/bias must match the last dimension")
+        x = x.contiguous()
+        weight = weight.contiguous()
+        bias = bias.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        _ext.layernorm_fwd(x.data_ptr(), weight.data_ptr(), bias.data_ptr(), out.data_ptr(), n // D if n else 0, D,
+                           self.ln.eps)
+        return out

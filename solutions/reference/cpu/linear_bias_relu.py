@@ -9,7 +9,8 @@ CPP_SOURCE = r"""
 #include <cstring>
 #include <vector>
 #include <immintrin.h>
-#include <ATen/EmptyTensor.h>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
@@ -368,42 +369,34 @@ static Kernel pick_kernel() {
     return {&linear_parts_baseline, &pack_wt_sse, TileBase::NR, TileBase::W};
 }
 
-torch::Tensor linear_bias_relu(torch::Tensor x, torch::Tensor weight, torch::Tensor bias) {
-    TORCH_CHECK(x.device().is_cpu() && weight.device().is_cpu() && bias.device().is_cpu(), "expected CPU tensors");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32 && weight.scalar_type() == torch::kFloat32 &&
-                bias.scalar_type() == torch::kFloat32, "expected float32 tensors");
-    TORCH_CHECK(x.dim() == 2 && weight.dim() == 2 && bias.dim() == 1, "expected x (M, K), weight (N, K), bias (N)");
-    TORCH_CHECK(x.size(1) == weight.size(1) && bias.size(0) == weight.size(0), "shape mismatch");
+// y = relu(x @ w^T + bias) for contiguous float32 x (M, K), w (N, K), bias (N) and output y (M, N).
+void linear_bias_relu(std::uintptr_t x, std::uintptr_t w, std::uintptr_t bias, std::uintptr_t y, std::int64_t M,
+                      std::int64_t N, std::int64_t K) {
     static const Kernel kernel = pick_kernel();
-    auto xc = x.contiguous();
-    auto wc = weight.contiguous();
-    auto bc = bias.contiguous();
-    const int64_t M = xc.size(0), K = xc.size(1), N = wc.size(0);
-    // Allocated straight from the CPU allocator: the dispatcher's route to the same call costs
-    // ~15 us more on the cold caches every timed call starts with.
-    auto out = at::detail::empty_cpu({M, N}, at::kFloat, false, c10::nullopt);
-    if (M == 0 || N == 0) return out;
-    float* yp = out.data_ptr<float>();
-    const float* bp = bc.data_ptr<float>();
+    if (M == 0 || N == 0) return;
+    float* yp = reinterpret_cast<float*>(y);
+    const float* bp = reinterpret_cast<const float*>(bias);
     if (K == 0) {
         for (int64_t i = 0; i < M; ++i)
             for (int64_t j = 0; j < N; ++j) yp[i * N + j] = bp[j] > 0.0f ? bp[j] : 0.0f;
-        return out;
+        return;
     }
     const int64_t npanels = (N + kernel.nr - 1) / kernel.nr;
     const int64_t nparts = std::min<int64_t>(at::get_num_threads(), npanels);
     // Streaming stores for an output past the caches' worth, with every row vector-aligned.
     const bool nt = M * N >= (int64_t{1} << 17) && ((uintptr_t)yp % (kernel.w * 4)) == 0 && N % kernel.w == 0;
-    const LinearArgs g{xc.data_ptr<float>(), wc.data_ptr<float>(), bp, yp, M, N, K, npanels, nparts, nt, kernel.pack};
+    const LinearArgs g{reinterpret_cast<const float*>(x), reinterpret_cast<const float*>(w), bp, yp, M, N, K,
+                       npanels, nparts, nt, kernel.pack};
     at::parallel_for(0, nparts, 1, [&](int64_t t0, int64_t t1) { kernel.fn(g, t0, t1); });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("linear_bias_relu", &linear_bias_relu); }
 """
 
 _ext = load_inline(
     name="linear_bias_relu_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["linear_bias_relu"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -415,4 +408,20 @@ class ModelNew(nn.Module):
         self.linear = nn.Linear(in_features, out_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.linear_bias_relu(x, self.linear.weight, self.linear.bias)
+        weight, bias = self.linear.weight, self.linear.bias
+        if x.device.type != "cpu" or weight.device.type != "cpu" or bias.device.type != "cpu":
+            raise ValueError("expected CPU tensors")
+        if x.dtype != torch.float32 or weight.dtype != torch.float32 or bias.dtype != torch.float32:
+            raise TypeError("expected float32 tensors")
+        if x.dim() != 2 or weight.dim() != 2 or bias.dim() != 1:
+            raise ValueError("expected x (M, K), weight (N, K), bias (N)")
+        if x.size(1) != weight.size(1) or bias.size(0) != weight.size(0):
+            raise ValueError("shape mismatch")
+        x = x.contiguous()
+        weight = weight.contiguous()
+        bias = bias.contiguous()
+        M, K = x.shape
+        N = weight.size(0)
+        out = torch.empty((M, N), dtype=torch.float32)
+        _ext.linear_bias_relu(x.data_ptr(), weight.data_ptr(), bias.data_ptr(), out.data_ptr(), M, N, K)
+        return out

@@ -1,9 +1,11 @@
-"""Row-wise log-softmax over the last dimension, C++: per row a vectorized max pass, an exp-and-sum pass over the L1-resident row (branch-free polynomial exp that vectorizes, no stores) software-pipelined so one fused loop sums row r's exponentials while it takes row r+1's max from memory, and one output pass y = (x - max) - log(sum); chunks of 16 rows are handed out to at::parallel_for's threads from an atomic counter (a late-scheduled thread takes fewer); an AVX-512 or AVX2+FMA build of the row kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 1.915 ms vs eager 7.990 ms (4.17x), 66% of the speed of light."""
+"""Row-wise log-softmax over the last dimension, C++: per row a vectorized max pass, an exp-and-sum pass over the L1-resident row (branch-free polynomial exp that vectorizes, no stores) software-pipelined so one fused loop sums row r's exponentials while it takes row r+1's max from memory, and one output pass y = (x - max) - log(sum); chunks of 16 rows are handed out to at::parallel_for's threads from an atomic counter (a late-scheduled thread takes fewer); an AVX-512 or AVX2+FMA build of the row kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine, torch 2.13 CPU (2026-12-06, `harness eval`, other work on the cores): 1.791 ms vs eager 8.353 ms (4.66x)."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP_SOURCE = r"""
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -114,27 +116,24 @@ static RowsFn pick_kernel() {
     return &log_softmax_rows_baseline;
 }
 
-torch::Tensor log_softmax_rows(torch::Tensor x) {
-    TORCH_CHECK(x.device().is_cpu(), "expected a CPU tensor");
-    TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "expected a 2-D float32 tensor");
+// y = log_softmax(x) over rows of contiguous float32 (R, D) x; y is (R, D), allocated by the caller.
+void log_softmax_rows(std::uintptr_t x_ptr, std::uintptr_t y_ptr, std::int64_t R, std::int64_t D) {
     static const RowsFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    auto out = torch::empty_like(xc);
-    const int64_t R = xc.size(0), D = xc.size(1);
-    if (R == 0 || D == 0) return out;
-    const float* xp = xc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (R == 0 || D == 0) return;
+    const float* xp = reinterpret_cast<const float*>(x_ptr);
+    float* yp = reinterpret_cast<float*>(y_ptr);
     parallel_dynamic((R + ROW_CHUNK - 1) / ROW_CHUNK, [&](int64_t c) {
         kernel(xp, yp, c * ROW_CHUNK, std::min(R, (c + 1) * ROW_CHUNK), D);
     });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("log_softmax_rows", &log_softmax_rows); }
 """
 
 _ext = load_inline(
     name="log_softmax_rows_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["log_softmax_rows"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -145,4 +144,14 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.log_softmax_rows(x)
+        if not x.is_cpu:
+            raise ValueError("expected a CPU tensor")
+        if x.dim() != 2:
+            raise ValueError("expected a 2-D float32 tensor")
+        if x.dtype != torch.float32:
+            raise TypeError("expected a 2-D float32 tensor")
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        R, D = x.shape
+        _ext.log_softmax_rows(x.data_ptr(), out.data_ptr(), R, D)
+        return out

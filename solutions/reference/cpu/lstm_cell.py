@@ -1,13 +1,15 @@
-"""LSTM cell, C++: one register-blocked GEMM of the stacked weights against [x, h]^T (12 gate rows = i, f, g, o of 3 hidden units x 32 batch rows AVX-512 / 4x24 AVX2+FMA / 4x8 SSE tiles, FMA over K = input + hidden, weight rows broadcast in place and software-prefetched one unit group ahead, [x, h]^T packed once per thread by in-register transposes), with biases, sigmoid / tanh (branch-free polynomial exp) and the cell update applied to each tile right after it leaves the registers; hidden-unit blocks handed out to at::parallel_for threads from an atomic counter; the AVX-512 or AVX2+FMA build is chosen at run time (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 2.165 ms vs eager 3.005 ms (1.39x), 64% of the speed of light."""
+"""LSTM cell, C++: one register-blocked GEMM of the stacked weights against [x, h]^T (12 gate rows = i, f, g, o of 3 hidden units x 32 batch rows AVX-512 / 4x24 AVX2+FMA / 4x8 SSE tiles, FMA over K = input + hidden, weight rows broadcast in place and software-prefetched one unit group ahead, [x, h]^T packed once per thread by in-register transposes), with biases, sigmoid / tanh (branch-free polynomial exp) and the cell update applied to each tile right after it leaves the registers; hidden-unit blocks handed out to at::parallel_for threads from an atomic counter; the AVX-512 or AVX2+FMA build is chosen at run time (baseline x86-64 build otherwise). Measured on the 2-core CI machine, torch 2.13 CPU (2026-12-06, `harness eval`, other work on the cores): 2.212 ms vs eager 2.848 ms (1.29x)."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP_SOURCE = r"""
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <tuple>
 #include <vector>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
@@ -260,40 +262,30 @@ static WorkerFn pick_kernel() {
     return &lstm_worker_baseline;
 }
 
-std::tuple<torch::Tensor, torch::Tensor> lstm_cell(torch::Tensor x, torch::Tensor h, torch::Tensor c,
-                                                   torch::Tensor w_ih, torch::Tensor w_hh,
-                                                   torch::Tensor b_ih, torch::Tensor b_hh) {
-    for (const auto& t : {x, h, c, w_ih, w_hh, b_ih, b_hh}) {
-        TORCH_CHECK(t.device().is_cpu(), "expected CPU tensors");
-        TORCH_CHECK(t.scalar_type() == torch::kFloat32, "expected float32 tensors");
-    }
-    TORCH_CHECK(x.dim() == 2 && h.dim() == 2 && c.dim() == 2, "expected 2-D x, h, c");
-    const int64_t B = x.size(0), I = x.size(1), H = h.size(1);
-    TORCH_CHECK(h.size(0) == B && c.size(0) == B && c.size(1) == H, "h and c must be (batch, hidden)");
-    TORCH_CHECK(w_ih.dim() == 2 && w_ih.size(0) == 4 * H && w_ih.size(1) == I, "w_ih must be (4 * hidden, input)");
-    TORCH_CHECK(w_hh.dim() == 2 && w_hh.size(0) == 4 * H && w_hh.size(1) == H, "w_hh must be (4 * hidden, hidden)");
-    TORCH_CHECK(b_ih.dim() == 1 && b_ih.size(0) == 4 * H && b_hh.dim() == 1 && b_hh.size(0) == 4 * H,
-                "biases must be (4 * hidden)");
+// One LSTM cell step over contiguous float32 tensors: x (B, I), h and c (B, H), w_ih (4H, I), w_hh (4H, H),
+// b_ih and b_hh (4H); h_out and c_out (B, H) allocated by the caller.
+void lstm_cell(std::uintptr_t x, std::uintptr_t h, std::uintptr_t c, std::uintptr_t w_ih, std::uintptr_t w_hh,
+               std::uintptr_t b_ih, std::uintptr_t b_hh, std::uintptr_t h_out, std::uintptr_t c_out,
+               std::int64_t B, std::int64_t I, std::int64_t H) {
     static const WorkerFn worker = pick_kernel();
-    auto xc = x.contiguous(), hc = h.contiguous(), cc = c.contiguous();
-    auto wi = w_ih.contiguous(), wh = w_hh.contiguous(), bi = b_ih.contiguous(), bh = b_hh.contiguous();
-    auto h_out = torch::empty({B, H}, xc.options());
-    auto c_out = torch::empty({B, H}, xc.options());
-    if (B == 0 || H == 0) return {h_out, c_out};
+    if (B == 0 || H == 0) return;
     std::atomic<int64_t> next{0};
-    const LstmArgs g{xc.data_ptr<float>(), hc.data_ptr<float>(), cc.data_ptr<float>(), wi.data_ptr<float>(),
-                     wh.data_ptr<float>(), bi.data_ptr<float>(), bh.data_ptr<float>(), h_out.data_ptr<float>(),
-                     c_out.data_ptr<float>(), B, I, H, (H + UT - 1) / UT, &next};
+    const LstmArgs g{reinterpret_cast<const float*>(x), reinterpret_cast<const float*>(h),
+                     reinterpret_cast<const float*>(c), reinterpret_cast<const float*>(w_ih),
+                     reinterpret_cast<const float*>(w_hh), reinterpret_cast<const float*>(b_ih),
+                     reinterpret_cast<const float*>(b_hh), reinterpret_cast<float*>(h_out),
+                     reinterpret_cast<float*>(c_out), B, I, H, (H + UT - 1) / UT, &next};
     const int64_t nth = std::min<int64_t>(at::get_num_threads(), g.ntasks);
     at::parallel_for(0, nth, 1, [&](int64_t, int64_t) { worker(g); });
-    return {h_out, c_out};
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("lstm_cell", &lstm_cell); }
 """
 
 _ext = load_inline(
     name="lstm_cell_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["lstm_cell"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -306,4 +298,28 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor):
         cell = self.cell
-        return _ext.lstm_cell(x, h, c, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+        w_ih, w_hh, b_ih, b_hh = cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh
+        for t in (x, h, c, w_ih, w_hh, b_ih, b_hh):
+            if not t.is_cpu:
+                raise ValueError("expected CPU tensors")
+            if t.dtype != torch.float32:
+                raise TypeError("expected float32 tensors")
+        if x.dim() != 2 or h.dim() != 2 or c.dim() != 2:
+            raise ValueError("expected 2-D x, h, c")
+        B, I = x.shape
+        H = h.size(1)
+        if h.size(0) != B or c.shape != (B, H):
+            raise ValueError("h and c must be (batch, hidden)")
+        if w_ih.shape != (4 * H, I):
+            raise ValueError("w_ih must be (4 * hidden, input)")
+        if w_hh.shape != (4 * H, H):
+            raise ValueError("w_hh must be (4 * hidden, hidden)")
+        if b_ih.shape != (4 * H,) or b_hh.shape != (4 * H,):
+            raise ValueError("biases must be (4 * hidden)")
+        x, h, c = x.contiguous(), h.contiguous(), c.contiguous()
+        w_ih, w_hh, b_ih, b_hh = w_ih.contiguous(), w_hh.contiguous(), b_ih.contiguous(), b_hh.contiguous()
+        h_out = torch.empty(B, H, dtype=torch.float32)
+        c_out = torch.empty(B, H, dtype=torch.float32)
+        _ext.lstm_cell(x.data_ptr(), h.data_ptr(), c.data_ptr(), w_ih.data_ptr(), w_hh.data_ptr(),
+                       b_ih.data_ptr(), b_hh.data_ptr(), h_out.data_ptr(), c_out.data_ptr(), B, I, H)
+        return h_out, c_out

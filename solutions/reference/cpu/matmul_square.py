@@ -1,15 +1,17 @@
-"""Matrix product, C++: register-blocked GEMM (12x32 AVX-512 / 6x16 AVX2+FMA / 4x8 SSE micro-tiles held in registers, FMA accumulation over the whole K) with each thread owning a contiguous range of output columns: its B columns packed once into k-major panels (L2-resident), then per strip of A rows (read in place, L1-resident) all of its panels, the packed panel software-prefetched ahead of the FMAs and the next strip's A rows prefetched into L2 meanwhile; C written with non-temporal (streaming) stores when aligned (no read-for-ownership); column ranges split across threads with at::parallel_for, the output allocated straight from the CPU allocator; the AVX-512, AVX2+FMA or baseline x86-64 SSE build is chosen at run time. Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 0.909 ms vs eager 1.039 ms (1.14x), 77% of the speed of light."""
+"""Matrix product, C++: register-blocked GEMM (12x32 AVX-512 / 6x16 AVX2+FMA / 4x8 SSE micro-tiles held in registers, FMA accumulation over the whole K) with each thread owning a contiguous range of output columns: its B columns packed once into k-major panels (L2-resident), then per strip of A rows (read in place, L1-resident) all of its panels, the packed panel software-prefetched ahead of the FMAs and the next strip's A rows prefetched into L2 meanwhile; C written with non-temporal (streaming) stores when aligned (no read-for-ownership); column ranges split across threads with at::parallel_for; the AVX-512, AVX2+FMA or baseline x86-64 SSE build is chosen at run time. Measured on the 2-core CI machine, torch 2.13 CPU (2026-12-06, `harness eval`, other work on the cores): 1.054 ms vs eager 1.121 ms (1.06x)."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP_SOURCE = r"""
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 #include <immintrin.h>
-#include <ATen/EmptyTensor.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
@@ -230,36 +232,32 @@ static Kernel pick_kernel() {
     return {&gemm_parts_baseline, TileBase::NR, TileBase::W};
 }
 
-torch::Tensor matmul(torch::Tensor a, torch::Tensor b) {
-    TORCH_CHECK(a.device().is_cpu() && b.device().is_cpu(), "expected CPU tensors");
-    TORCH_CHECK(a.scalar_type() == torch::kFloat32 && b.scalar_type() == torch::kFloat32, "expected float32 tensors");
-    TORCH_CHECK(a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0), "expected (M, K) @ (K, N)");
+// c = a @ b for contiguous float32 a (M, K) and b (K, N); c (M, N) allocated by the caller.
+void matmul(std::uintptr_t a_ptr, std::uintptr_t b_ptr, std::uintptr_t c_ptr, std::int64_t M, std::int64_t K,
+            std::int64_t N) {
     static const Kernel kernel = pick_kernel();
-    auto ac = a.contiguous(), bc = b.contiguous();
-    const int64_t M = ac.size(0), K = ac.size(1), N = bc.size(1);
-    // Allocated straight from the CPU allocator: the dispatcher's route to the same call costs
-    // ~15 us more on the cold caches every timed call starts with.
-    auto out = at::detail::empty_cpu({M, N}, at::kFloat, false, c10::nullopt);
-    if (out.numel() == 0) return out;
-    float* op = out.data_ptr<float>();
+    if (M == 0 || N == 0) return;
+    float* op = reinterpret_cast<float*>(c_ptr);
     if (K == 0) {
         std::fill(op, op + M * N, 0.0f);
-        return out;
+        return;
     }
     const int64_t npanels = (N + kernel.nr - 1) / kernel.nr;
     const int64_t nparts = std::min<int64_t>(at::get_num_threads(), npanels);
     // Streaming stores for an output past the caches' worth, with every row vector-aligned.
     const bool nt = M * N >= (int64_t{1} << 17) && ((uintptr_t)op % (kernel.w * 4)) == 0 && N % kernel.w == 0;
-    const GemmArgs g{ac.data_ptr<float>(), bc.data_ptr<float>(), op, M, N, K, npanels, nparts, nt};
+    const GemmArgs g{reinterpret_cast<const float*>(a_ptr), reinterpret_cast<const float*>(b_ptr), op,
+                     M, N, K, npanels, nparts, nt};
     at::parallel_for(0, nparts, 1, [&](int64_t t0, int64_t t1) { kernel.fn(g, t0, t1); });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("matmul", &matmul); }
 """
 
 _ext = load_inline(
     name="matmul_square_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["matmul"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -270,4 +268,16 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-        return _ext.matmul(A, B)
+        if not (A.is_cpu and B.is_cpu):
+            raise ValueError("expected CPU tensors")
+        if A.dtype != torch.float32 or B.dtype != torch.float32:
+            raise TypeError("expected float32 tensors")
+        if A.dim() != 2 or B.dim() != 2 or A.size(1) != B.size(0):
+            raise ValueError("expected (M, K) @ (K, N)")
+        A = A.contiguous()
+        B = B.contiguous()
+        M, K = A.shape
+        N = B.size(1)
+        out = torch.empty(M, N, dtype=torch.float32)
+        _ext.matmul(A.data_ptr(), B.data_ptr(), out.data_ptr(), M, K, N)
+        return out

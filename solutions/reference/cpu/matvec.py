@@ -1,9 +1,12 @@
-"""Matrix-vector product, C++: 4 rows of A per sweep share each load of v, each row dot product kept in vector lanes (omp simd reductions); row blocks split across threads with at::parallel_for; an AVX2+FMA build of the kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 1.385 ms vs eager 1.423 ms (1.03x), 91% of the speed of light."""
+"""Matrix-vector product, C++: 4 rows of A per sweep share each load of v, each row dot product kept in vector lanes (omp simd reductions); row blocks split across threads with at::parallel_for; an AVX2+FMA build of the kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine, torch 2.13 CPU (2026-12-06, `harness eval`, other work on the cores): 1.256 ms vs eager 1.270 ms (1.01x)."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP_SOURCE = r"""
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
+#include <algorithm>
 #include <cstdint>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
@@ -61,36 +64,30 @@ static MvFn pick_kernel() {
     return &matvec_baseline;
 }
 
-torch::Tensor matvec(torch::Tensor A, torch::Tensor v) {
-    TORCH_CHECK(A.device().is_cpu() && v.device().is_cpu(), "expected CPU tensors");
-    TORCH_CHECK(A.dim() == 2 && v.dim() == 1 && A.size(1) == v.size(0), "expected (M, K) @ (K,)");
-    TORCH_CHECK(A.scalar_type() == torch::kFloat32 && v.scalar_type() == torch::kFloat32,
-                "expected float32 tensors");
+// y = A @ v for contiguous float32 A (M, K) and v (K); y (M) allocated by the caller.
+void matvec(std::uintptr_t a_ptr, std::uintptr_t v_ptr, std::uintptr_t y_ptr, std::int64_t M, std::int64_t K) {
     static const MvFn kernel = pick_kernel();
-    auto Ac = A.contiguous();
-    auto vc = v.contiguous();
-    const int64_t M = Ac.size(0), K = Ac.size(1);
-    auto out = torch::empty({M}, Ac.options());
-    if (M == 0) return out;
-    const float* ap = Ac.data_ptr<float>();
-    const float* vp = vc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (M == 0) return;
+    const float* ap = reinterpret_cast<const float*>(a_ptr);
+    const float* vp = reinterpret_cast<const float*>(v_ptr);
+    float* yp = reinterpret_cast<float*>(y_ptr);
     if (K == 0) {
         for (int64_t i = 0; i < M; ++i) yp[i] = 0.0f;
-        return out;
+        return;
     }
     const int64_t nblocks = (M + 3) / 4;
     at::parallel_for(0, nblocks, 4, [&](int64_t b0, int64_t b1) {
         kernel(ap, vp, yp, b0 * 4, std::min(M, b1 * 4), K);
     });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("matvec", &matvec); }
 """
 
 _ext = load_inline(
     name="matvec_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["matvec"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -101,4 +98,15 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, A: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return _ext.matvec(A, v)
+        if not (A.is_cpu and v.is_cpu):
+            raise ValueError("expected CPU tensors")
+        if A.dim() != 2 or v.dim() != 1 or A.size(1) != v.size(0):
+            raise ValueError("expected (M, K) @ (K,)")
+        if A.dtype != torch.float32 or v.dtype != torch.float32:
+            raise TypeError("expected float32 tensors")
+        A = A.contiguous()
+        v = v.contiguous()
+        M, K = A.shape
+        out = torch.empty(M, dtype=torch.float32)
+        _ext.matvec(A.data_ptr(), v.data_ptr(), out.data_ptr(), M, K)
+        return out

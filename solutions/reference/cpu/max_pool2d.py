@@ -1,9 +1,11 @@
-"""2-D max pooling, C++: per output row a vectorized vertical max of the window's input rows (software-prefetched two output rows ahead) into an aligned L1-resident row padded with -inf, then a horizontal windowed max over it (3x3 stride 2: eight outputs per step from unit-stride loads and even/odd shuffles; generic loops otherwise), NaN propagated as in eager; (sample, channel) planes split across threads with at::parallel_for; an AVX2 build of the plane kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the idle 2-core CI machine (torch 2.13 CPU, 40 calls on fresh inputs, min and lower quartile): 0.43-0.59 ms vs eager 12.7-15.9 ms (about 29x), its 32 MB L3 holding the 16.8 MB input."""
+"""2-D max pooling, C++: per output row a vectorized vertical max of the window's input rows (software-prefetched two output rows ahead) into an aligned L1-resident row padded with -inf, then a horizontal windowed max over it (3x3 stride 2: eight outputs per step from unit-stride loads and even/odd shuffles; generic loops otherwise), NaN propagated as in eager; (sample, channel) planes split across threads with at::parallel_for; an AVX2 build of the plane kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine, torch 2.13 CPU (2026-12-06, `harness eval`, other work on the cores): 1.066 ms vs eager 13.898 ms (13.03x)."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP_SOURCE = r"""
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -124,24 +126,16 @@ static PlanesFn pick_kernel() {
     return &maxpool_planes_baseline;
 }
 
-torch::Tensor maxpool2d_fwd(torch::Tensor x, int64_t kernel_size, int64_t stride, int64_t padding) {
-    TORCH_CHECK(x.device().is_cpu(), "expected a CPU tensor");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32, "expected a float32 tensor");
-    TORCH_CHECK(x.dim() == 4, "expected an (N, C, H, W) tensor");
-    TORCH_CHECK(kernel_size > 0 && stride > 0 && padding >= 0 && 2 * padding <= kernel_size,
-                "invalid pooling parameters");
-    const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
-    const int64_t OH = (H + 2 * padding - kernel_size) / stride + 1;
-    const int64_t OW = (W + 2 * padding - kernel_size) / stride + 1;
-    TORCH_CHECK(H + 2 * padding >= kernel_size && W + 2 * padding >= kernel_size && OH > 0 && OW > 0,
-                "input too small for the pooling window");
+// y = max_pool2d(x) for contiguous float32 x (N, C, H, W) into y (N, C, OH, OW), allocated by the caller;
+// the caller checked the parameters and computed OH, OW (floor mode).
+void maxpool2d_fwd(std::uintptr_t x_ptr, std::uintptr_t y_ptr, std::int64_t N, std::int64_t C, std::int64_t H,
+                   std::int64_t W, std::int64_t OH, std::int64_t OW, std::int64_t kernel_size, std::int64_t stride,
+                   std::int64_t padding) {
     static const PlanesFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    auto out = torch::empty({N, C, OH, OW}, xc.options());
-    if (out.numel() == 0) return out;
-    const PoolShape sh{H, W, OH, OW, kernel_size, stride, padding, xc.numel()};
-    const float* xp = xc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (N * C * OH * OW == 0) return;
+    const PoolShape sh{H, W, OH, OW, kernel_size, stride, padding, N * C * H * W};
+    const float* xp = reinterpret_cast<const float*>(x_ptr);
+    float* yp = reinterpret_cast<float*>(y_ptr);
     // The horizontal pass reads t[(OW - 1) * s + k - 1] <= W + 2p - 1 (floor-mode output size).
     const int64_t TW = W + 2 * padding + kernel_size;
     at::parallel_for(0, N * C, 1, [&](int64_t q0, int64_t q1) {
@@ -151,14 +145,15 @@ torch::Tensor maxpool2d_fwd(torch::Tensor x, int64_t kernel_size, int64_t stride
         while (((uintptr_t)(t + padding) & 63) != 0) ++t;
         kernel(xp, yp, q0, q1, sh, t);
     });
-    return out;
 }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("maxpool2d_fwd", &maxpool2d_fwd); }
 """
 
 _ext = load_inline(
     name="max_pool2d_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["maxpool2d_fwd"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -172,4 +167,21 @@ class ModelNew(nn.Module):
         self.padding = int(padding)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.maxpool2d_fwd(x, self.kernel, self.stride, self.padding)
+        k, s, p = self.kernel, self.stride, self.padding
+        if not x.is_cpu:
+            raise ValueError("expected a CPU tensor")
+        if x.dtype != torch.float32:
+            raise TypeError("expected a float32 tensor")
+        if x.dim() != 4:
+            raise ValueError("expected an (N, C, H, W) tensor")
+        if not (k > 0 and s > 0 and p >= 0 and 2 * p <= k):
+            raise ValueError("invalid pooling parameters")
+        N, C, H, W = x.shape
+        if H + 2 * p < k or W + 2 * p < k:
+            raise ValueError("input too small for the pooling window")
+        OH = (H + 2 * p - k) // s + 1
+        OW = (W + 2 * p - k) // s + 1
+        x = x.contiguous()
+        out = torch.empty(N, C, OH, OW, dtype=torch.float32)
+        _ext.maxpool2d_fwd(x.data_ptr(), out.data_ptr(), N, C, H, W, OH, OW, k, s, p)
+        return out

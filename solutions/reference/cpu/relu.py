@@ -1,12 +1,14 @@
-"""ReLU, C++: one pass over the flattened tensor, max(0, x) with NaN passing through as in eager, outputs of 4 MiB and more written with non-temporal (streaming) stores (no read-for-ownership of output lines that are not read back: a third less memory traffic), element ranges of whole 256-byte blocks split across threads with at::parallel_for, the output allocated straight from the CPU allocator; an AVX-512, AVX2 or baseline x86-64 SSE build of the loop is chosen at run time. Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 1.154 ms vs eager 1.578 ms (1.37x), 110% of the speed of light."""
+"""ReLU, C++: one pass over the flattened tensor, max(0, x) with NaN passing through as in eager, outputs of 4 MiB and more written with non-temporal (streaming) stores (no read-for-ownership of output lines that are not read back: a third less memory traffic), element ranges of whole 256-byte blocks split across threads with at::parallel_for; an AVX-512, AVX2 or baseline x86-64 SSE build of the loop is chosen at run time. Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 11.983 ms vs eager 14.459 ms (1.21x)."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP_SOURCE = r"""
+#include <algorithm>
 #include <cstdint>
 #include <immintrin.h>
-#include <ATen/EmptyTensor.h>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 // y[i] = max(0, x[i]) for i in [i0, i1). The MAXPS forms below take (0, x): they return their
 // second operand when either is NaN, so NaN passes through as in eager. With `stream`, the aligned
@@ -82,18 +84,12 @@ static RangeFn pick_kernel() {
     return &relu_sse;
 }
 
-torch::Tensor relu_fwd(torch::Tensor x) {
-    TORCH_CHECK(x.device().is_cpu(), "expected a CPU tensor");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32, "expected a float32 tensor");
+// y = relu(x) over n floats; x and y are the addresses of contiguous float32 buffers.
+void relu_fwd(std::uintptr_t x_addr, std::uintptr_t y_addr, std::int64_t n) {
     static const RangeFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    // Allocated straight from the CPU allocator: the dispatcher's route to the same call costs
-    // ~15 us more on the cold caches every timed call starts with.
-    auto out = at::detail::empty_cpu(xc.sizes(), at::kFloat, false, c10::nullopt);
-    const int64_t n = xc.numel();
-    if (n == 0) return out;
-    const float* xp = xc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (n == 0) return;
+    const float* xp = reinterpret_cast<const float*>(x_addr);
+    float* yp = reinterpret_cast<float*>(y_addr);
     // Streaming pays off once the output is well past what the caches would keep for a consumer.
     const bool stream = n >= (int64_t{1} << 20);
     // Chunks are whole 256-byte blocks, so no two threads write parts of one cache line.
@@ -101,14 +97,17 @@ torch::Tensor relu_fwd(torch::Tensor x) {
     at::parallel_for(0, nblk, 512, [&](int64_t b0, int64_t b1) {
         kernel(xp, yp, b0 * 64, std::min(n, b1 * 64), stream);
     });
-    return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("relu_fwd", &relu_fwd);
 }
 """
 
 _ext = load_inline(
     name="relu_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["relu_fwd"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -119,4 +118,11 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.relu_fwd(x)
+        if x.device.type != "cpu":
+            raise ValueError("expected a CPU tensor")
+        if x.dtype != torch.float32:
+            raise TypeError("expected a float32 tensor")
+        xc = x.contiguous()
+        out = torch.empty(xc.shape, dtype=torch.float32)
+        _ext.relu_fwd(xc.data_ptr(), out.data_ptr(), xc.numel())
+        return out

@@ -1,10 +1,13 @@
-"""Reverse cumulative sum, C++: each row is scanned once from its end with a double accumulator (as eager does); blocks of 8 rows are scanned together so 8 independent add chains hide the add latency; row blocks are split across threads with at::parallel_for. Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 0.460 ms vs eager 1.442 ms (3.13x), 69% of the speed of light."""
+"""Reverse cumulative sum, C++: each row is scanned once from its end with a double accumulator (as eager does); blocks of 8 rows are scanned together so 8 independent add chains hide the add latency; row blocks are split across threads with at::parallel_for. Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 0.499 ms vs eager 1.358 ms (2.72x), 32% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 CPP_SOURCE = r"""
+#include <algorithm>
 #include <cstdint>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 constexpr int64_t ROW_BLOCK = 8;
 
@@ -35,28 +38,26 @@ static void reverse_cumsum_rows(const float* __restrict__ x, float* __restrict__
     }
 }
 
-torch::Tensor reverse_cumsum(torch::Tensor x, int64_t dim) {
-    TORCH_CHECK(x.device().is_cpu(), "expected a CPU tensor");
-    TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "expected a 2-D float32 tensor");
-    TORCH_CHECK(dim == 1 || dim == -1, "only the last dimension is supported");
-    auto xc = x.contiguous();
-    auto out = torch::empty_like(xc);
-    const int64_t R = xc.size(0), N = xc.size(1);
-    if (R == 0 || N == 0) return out;
-    const float* xp = xc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+// x, y: addresses of contiguous (R, N) float32 matrices; y[r, j] = sum_{k >= j} x[r, k].
+void reverse_cumsum(std::uintptr_t x_addr, std::uintptr_t y_addr, std::int64_t R, std::int64_t N) {
+    if (R == 0 || N == 0) return;
+    const float* xp = reinterpret_cast<const float*>(x_addr);
+    float* yp = reinterpret_cast<float*>(y_addr);
     const int64_t nblocks = (R + ROW_BLOCK - 1) / ROW_BLOCK;
     at::parallel_for(0, nblocks, 1, [&](int64_t b0, int64_t b1) {
         reverse_cumsum_rows(xp, yp, b0 * ROW_BLOCK, std::min(R, b1 * ROW_BLOCK), N);
     });
-    return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("reverse_cumsum", &reverse_cumsum);
 }
 """
 
 _ext = load_inline(
     name="reverse_cumsum_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["reverse_cumsum"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -68,4 +69,15 @@ class ModelNew(nn.Module):
         self.dim = dim
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.reverse_cumsum(x, self.dim)
+        if x.device.type != "cpu":
+            raise ValueError("expected a CPU tensor")
+        if x.dtype != torch.float32:
+            raise TypeError("expected a 2-D float32 tensor")
+        if x.dim() != 2:
+            raise ValueError("expected a 2-D float32 tensor")
+        if self.dim not in (1, -1):
+            raise ValueError("only the last dimension is supported")
+        xc = x.contiguous()
+        out = torch.empty_like(xc)
+        _ext.reverse_cumsum(xc.data_ptr(), out.data_ptr(), xc.size(0), xc.size(1))
+        return out

@@ -1,4 +1,4 @@
-"""RMSNorm over the last dimension, C++: per row one vectorized sum-of-squares pass (four independent accumulators) and one scale-by-rsqrt-and-weight pass over the L1-resident row written with non-temporal stores (no read-for-ownership of the output), the next row software-prefetched during the output pass; rows split across threads with at::parallel_for; an AVX2+FMA build of the row kernel (AVX streaming stores) is chosen at run time when the CPU has it (baseline x86-64 SSE build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 1.201 ms vs eager 5.040 ms (4.20x), 105% of the speed of light."""
+"""RMSNorm over the last dimension, C++: per row one vectorized sum-of-squares pass (four independent accumulators) and one scale-by-rsqrt-and-weight pass over the L1-resident row written with non-temporal stores (no read-for-ownership of the output), the next row software-prefetched during the output pass; rows split across threads with at::parallel_for; an AVX2+FMA build of the row kernel (AVX streaming stores) is chosen at run time when the CPU has it (baseline x86-64 SSE build otherwise). Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 8.008 ms vs eager 32.006 ms (4.00x), 8% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -7,6 +7,8 @@ CPP_SOURCE = r"""
 #include <cmath>
 #include <cstdint>
 #include <immintrin.h>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -97,32 +99,27 @@ static RowsFn pick_kernel() {
     return &rmsnorm_rows_baseline;
 }
 
-torch::Tensor rmsnorm_fwd(torch::Tensor x, torch::Tensor weight, double eps) {
-    TORCH_CHECK(x.device().is_cpu() && weight.device().is_cpu(), "expected CPU tensors");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32 && weight.scalar_type() == torch::kFloat32,
-                "expected float32 tensors");
-    TORCH_CHECK(x.dim() >= 1, "expected at least 1 dimension");
-    const int64_t D = x.size(-1);
-    TORCH_CHECK(weight.numel() == D, "weight must match the last dimension");
+// x, y: addresses of contiguous (R, D) float32 matrices, w: of D float32 weights.
+void rmsnorm_fwd(std::uintptr_t x_addr, std::uintptr_t w_addr, std::uintptr_t y_addr, std::int64_t R,
+                 std::int64_t D, double eps) {
     static const RowsFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    auto wc = weight.contiguous();
-    auto out = torch::empty_like(xc);
-    if (xc.numel() == 0) return out;
-    const int64_t R = xc.numel() / D;
-    const float* xp = xc.data_ptr<float>();
-    const float* wp = wc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (R == 0 || D == 0) return;
+    const float* xp = reinterpret_cast<const float*>(x_addr);
+    const float* wp = reinterpret_cast<const float*>(w_addr);
+    float* yp = reinterpret_cast<float*>(y_addr);
     const float e = (float)eps;
     at::parallel_for(0, R, 8, [&](int64_t r0, int64_t r1) { kernel(xp, wp, yp, r0, r1, D, e); });
-    return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("rmsnorm_fwd", &rmsnorm_fwd);
 }
 """
 
 _ext = load_inline(
     name="rms_norm_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["rmsnorm_fwd"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -136,4 +133,21 @@ class ModelNew(nn.Module):
         self.weight = nn.Parameter(1 + 0.5 * torch.randn(hidden))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.rmsnorm_fwd(x, self.weight.detach(), self.eps)
+        weight = self.weight.detach()
+        if x.device.type != "cpu" or weight.device.type != "cpu":
+            raise ValueError("expected CPU tensors")
+        if x.dtype != torch.float32 or weight.dtype != torch.float32:
+            raise TypeError("expected float32 tensors")
+        if x.dim() < 1:
+            raise ValueError("expected at least 1 dimension")
+        d = x.size(-1)
+        if weight.numel() != d:
+            raise ValueError("weight must match the last dimension")
+        xc = x.contiguous()
+        wc = weight.contiguous()
+        out = torch.empty_like(xc)
+        n = xc.numel()
+        if n == 0:
+            return out
+        _ext.rmsnorm_fwd(xc.data_ptr(), wc.data_ptr(), out.data_ptr(), n // d, d, self.eps)
+        return out

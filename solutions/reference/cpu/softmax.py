@@ -1,4 +1,4 @@
-"""Row-wise softmax, C++: each row read from memory once (software-prefetched two rows ahead): a max pass over the row as it arrives, an exp-and-sum pass (branch-free polynomial exp on 16 / 8 / 4 lanes) from L1 into an L1-resident scratch row, and the scaled row written with non-temporal (streaming) stores during the next row's exp pass (no read-for-ownership of the output: a third less memory traffic, and the stores drain while the exps compute); rows split across threads with at::parallel_for, the output allocated straight from the CPU allocator; an AVX-512, AVX2+FMA or baseline x86-64 SSE build of the row kernel is chosen at run time. Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 0.822 ms vs eager 1.215 ms (1.48x), 77% of the speed of light."""
+"""Row-wise softmax, C++: each row read from memory once (software-prefetched two rows ahead): a max pass over the row as it arrives, an exp-and-sum pass (branch-free polynomial exp on 16 / 8 / 4 lanes) from L1 into an L1-resident scratch row, and the scaled row written with non-temporal (streaming) stores during the next row's exp pass (no read-for-ownership of the output: a third less memory traffic, and the stores drain while the exps compute); rows split across threads with at::parallel_for; an AVX-512, AVX2+FMA or baseline x86-64 SSE build of the row kernel is chosen at run time. Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 7.825 ms vs eager 7.989 ms (1.02x), 4% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -9,7 +9,8 @@ CPP_SOURCE = r"""
 #include <utility>
 #include <vector>
 #include <immintrin.h>
-#include <ATen/EmptyTensor.h>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -210,27 +211,24 @@ static RowsFn pick_kernel() {
     return &softmax_rows_sse;
 }
 
-torch::Tensor softmax_rows(torch::Tensor x) {
-    TORCH_CHECK(x.device().is_cpu(), "expected a CPU tensor");
-    TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32, "expected a 2-D float32 tensor");
+// x, y: addresses of contiguous (R, D) float32 matrices; y = softmax(x) over each row.
+void softmax_rows(std::uintptr_t x_addr, std::uintptr_t y_addr, std::int64_t R, std::int64_t D) {
     static const RowsFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    // Allocated straight from the CPU allocator: the dispatcher's route to the same call costs
-    // ~15 us more on the cold caches every timed call starts with.
-    auto out = at::detail::empty_cpu(xc.sizes(), at::kFloat, false, c10::nullopt);
-    const int64_t R = xc.size(0), D = xc.size(1);
-    if (R == 0 || D == 0) return out;
-    const float* xp = xc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (R == 0 || D == 0) return;
+    const float* xp = reinterpret_cast<const float*>(x_addr);
+    float* yp = reinterpret_cast<float*>(y_addr);
     at::parallel_for(0, R, 16, [&](int64_t r0, int64_t r1) { kernel(xp, yp, r0, r1, D); });
-    return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("softmax_rows", &softmax_rows);
 }
 """
 
 _ext = load_inline(
     name="softmax_rows_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["softmax_rows"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -241,4 +239,13 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.softmax_rows(x)
+        if x.device.type != "cpu":
+            raise ValueError("expected a CPU tensor")
+        if x.dtype != torch.float32:
+            raise TypeError("expected a 2-D float32 tensor")
+        if x.dim() != 2:
+            raise ValueError("expected a 2-D float32 tensor")
+        xc = x.contiguous()
+        out = torch.empty(xc.shape, dtype=torch.float32)
+        _ext.softmax_rows(xc.data_ptr(), out.data_ptr(), xc.size(0), xc.size(1))
+        return out

@@ -1,4 +1,6 @@
-"""Sum over one dimension (keepdim=False), C++: the tensor is viewed as (outer, reduced, inner) and split into strips of 256 contiguous inner columns, each strip summed by streaming 4 rows per sweep into an L1-resident float accumulator (vectorized over the columns, folded into a second accumulator every 256 rows to bound rounding growth) and written once; strips are handed out to at::parallel_for's threads from an atomic counter (a late-scheduled thread takes fewer); an AVX-512 or AVX2 build of the strip kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 0.955 ms vs eager 1.263 ms (1.32x), 66% of the speed of light."""
+"""Sum over one dimension (keepdim=False), C++: the tensor is viewed as (outer, reduced, inner) and split into strips of 256 contiguous inner columns, each strip summed by streaming 4 rows per sweep into an L1-resident float accumulator (vectorized over the columns, folded into a second accumulator every 256 rows to bound rounding growth) and written once; strips are handed out to at::parallel_for's threads from an atomic counter (a late-scheduled thread takes fewer); an AVX-512 or AVX2 build of the strip kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 7.431 ms vs eager 8.010 ms (1.08x), 4% of the speed of light."""
+import math
+
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -7,7 +9,8 @@ CPP_SOURCE = r"""
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <vector>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -82,38 +85,28 @@ static StripFn pick_kernel() {
     return &sum_strip_baseline;
 }
 
-torch::Tensor sum_dim(torch::Tensor x, int64_t dim) {
-    TORCH_CHECK(x.device().is_cpu(), "expected a CPU tensor");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32 && x.dim() >= 1, "expected a float32 tensor");
-    const int64_t nd = x.dim();
-    if (dim < 0) dim += nd;
-    TORCH_CHECK(dim >= 0 && dim < nd, "dim out of range");
+// x: address of a contiguous (O, R, K) float32 tensor, y: of a contiguous (O, K) one; y[o, k] = sum_i x[o, i, k].
+void sum_dim(std::uintptr_t x_addr, std::uintptr_t y_addr, std::int64_t O, std::int64_t R, std::int64_t K) {
     static const StripFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    int64_t O = 1, K = 1;
-    for (int64_t d = 0; d < dim; ++d) O *= xc.size(d);
-    for (int64_t d = dim + 1; d < nd; ++d) K *= xc.size(d);
-    const int64_t R = xc.size(dim);
-    std::vector<int64_t> out_sizes;
-    for (int64_t d = 0; d < nd; ++d)
-        if (d != dim) out_sizes.push_back(xc.size(d));
-    auto out = torch::empty(out_sizes, xc.options());
-    if (O == 0 || K == 0) return out;
-    const float* xp = xc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (O == 0 || K == 0) return;
+    const float* xp = reinterpret_cast<const float*>(x_addr);
+    float* yp = reinterpret_cast<float*>(y_addr);
     const int64_t strips = (K + STRIP - 1) / STRIP;
     parallel_dynamic(O * strips, [&](int64_t c) {
         const int64_t o = c / strips, k0 = (c % strips) * STRIP;
         kernel(xp + o * R * K + k0, yp + o * K + k0, R, K, std::min(STRIP, K - k0));
     });
-    return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("sum_dim", &sum_dim);
 }
 """
 
 _ext = load_inline(
     name="sum_dim0_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["sum_dim"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -125,4 +118,20 @@ class ModelNew(nn.Module):
         self.dim = dim
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.sum_dim(x, self.dim)
+        if x.device.type != "cpu":
+            raise ValueError("expected a CPU tensor")
+        if x.dtype != torch.float32:
+            raise TypeError("expected a float32 tensor")
+        if x.dim() < 1:
+            raise ValueError("expected a float32 tensor")
+        nd = x.dim()
+        dim = self.dim + nd if self.dim < 0 else self.dim
+        if not 0 <= dim < nd:
+            raise ValueError("dim out of range")
+        xc = x.contiguous()
+        shape = xc.shape
+        outer = math.prod(shape[:dim])
+        inner = math.prod(shape[dim + 1:])
+        out = torch.empty(shape[:dim] + shape[dim + 1:], dtype=torch.float32)
+        _ext.sum_dim(xc.data_ptr(), out.data_ptr(), outer, shape[dim], inner)
+        return out

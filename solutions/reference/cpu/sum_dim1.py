@@ -1,4 +1,6 @@
-"""Sum over one dimension (keepdim), C++: the tensor is viewed as (outer, reduced, inner) and cut into work units of one outer slice by one column tile of at most 256 inner floats; the AVX-512 build holds a whole tile's sums in up to 16 zmm registers and streams the tile's rows once, four rows per step added pairwise before they reach the accumulators (each input byte read once, with 64-byte loads, the ragged last vector of a row masked, no accumulator traffic through memory), and each output element is written once; the units are handed out to at::parallel_for's threads from an atomic counter (a thread the OS schedules late takes fewer); the output is allocated straight from the CPU allocator; an AVX2 or baseline x86-64 build (an L1-resident accumulator row, 4 rows per sweep) is chosen at run time when the CPU lacks AVX-512. Measured on the 2-core CI machine (torch 2.13 CPU, `harness eval --timing-budget 10`): 1.283 ms vs eager 1.581 ms (1.23x), 99% of the speed of light."""
+"""Sum over one dimension (keepdim), C++: the tensor is viewed as (outer, reduced, inner) and cut into work units of one outer slice by one column tile of at most 256 inner floats; the AVX-512 build holds a whole tile's sums in up to 16 zmm registers and streams the tile's rows once, four rows per step added pairwise before they reach the accumulators (each input byte read once, with 64-byte loads, the ragged last vector of a row masked, no accumulator traffic through memory), and each output element is written once; the units are handed out to at::parallel_for's threads from an atomic counter (a thread the OS schedules late takes fewer); an AVX2 or baseline x86-64 build (an L1-resident accumulator row, 4 rows per sweep) is chosen at run time when the CPU lacks AVX-512. Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 7.008 ms vs eager 7.859 ms (1.12x), 9% of the speed of light."""
+import math
+
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -7,9 +9,9 @@ CPP_SOURCE = r"""
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <vector>
 #include <immintrin.h>
-#include <ATen/EmptyTensor.h>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -117,25 +119,12 @@ static TileFn pick_kernel() {
     return &tile_baseline;
 }
 
-torch::Tensor sum_dim(torch::Tensor x, int64_t dim) {
-    TORCH_CHECK(x.device().is_cpu(), "expected a CPU tensor");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32 && x.dim() >= 1, "expected a float32 tensor");
-    const int64_t nd = x.dim();
-    if (dim < 0) dim += nd;
-    TORCH_CHECK(dim >= 0 && dim < nd, "dim out of range");
+// x: address of a contiguous (O, R, K) float32 tensor, y: of a contiguous (O, 1, K) one; y[o, k] = sum_i x[o, i, k].
+void sum_dim(std::uintptr_t x_addr, std::uintptr_t y_addr, std::int64_t O, std::int64_t R, std::int64_t K) {
     static const TileFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    int64_t O = 1, K = 1;
-    for (int64_t d = 0; d < dim; ++d) O *= xc.size(d);
-    for (int64_t d = dim + 1; d < nd; ++d) K *= xc.size(d);
-    const int64_t R = xc.size(dim);
-    std::vector<int64_t> out_sizes(xc.sizes().begin(), xc.sizes().end());
-    out_sizes[dim] = 1;
-    // Allocated straight from the CPU allocator (the dispatcher's route costs more on cold caches).
-    auto out = at::detail::empty_cpu(out_sizes, at::kFloat, false, c10::nullopt);
-    if (O == 0 || K == 0) return out;
-    const float* xp = xc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (O == 0 || K == 0) return;
+    const float* xp = reinterpret_cast<const float*>(x_addr);
+    float* yp = reinterpret_cast<float*>(y_addr);
     // Column tiles of equal width (a multiple of 16 floats, at most TILE): K = 300 is 2 x 160, not 256 + 44.
     const int64_t nt = (K + TILE - 1) / TILE;
     const int64_t tw = ((K + nt - 1) / nt + 15) / 16 * 16;
@@ -148,14 +137,17 @@ torch::Tensor sum_dim(torch::Tensor x, int64_t dim) {
             kernel(xp + o * R * K + k0, yp + o * K + k0, R, K, std::min(tw, K - k0));
         }
     });
-    return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("sum_dim", &sum_dim);
 }
 """
 
 _ext = load_inline(
     name="sum_dim1_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["sum_dim"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -167,4 +159,20 @@ class ModelNew(nn.Module):
         self.dim = dim
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.sum_dim(x, self.dim)
+        if x.device.type != "cpu":
+            raise ValueError("expected a CPU tensor")
+        if x.dtype != torch.float32:
+            raise TypeError("expected a float32 tensor")
+        if x.dim() < 1:
+            raise ValueError("expected a float32 tensor")
+        nd = x.dim()
+        dim = self.dim + nd if self.dim < 0 else self.dim
+        if not 0 <= dim < nd:
+            raise ValueError("dim out of range")
+        xc = x.contiguous()
+        shape = xc.shape
+        outer = math.prod(shape[:dim])
+        inner = math.prod(shape[dim + 1:])
+        out = torch.empty(shape[:dim] + (1,) + shape[dim + 1:], dtype=torch.float32)
+        _ext.sum_dim(xc.data_ptr(), out.data_ptr(), outer, shape[dim], inner)
+        return out

@@ -1,4 +1,4 @@
-"""Fused x * sigmoid(x) + bias, C++: one vectorizable pass per row computing x * sigmoid(x) from exp(-|x|) (branch-free polynomial exp, never overflows) plus the per-column bias; rows split across threads with at::parallel_for; an AVX2+FMA build of the row kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (torch 2.13 CPU, `harness run --timing-budget 10`): 2.350 ms vs eager 5.336 ms (2.27x), 54% of the speed of light."""
+"""Fused x * sigmoid(x) + bias, C++: one vectorizable pass per row computing x * sigmoid(x) from exp(-|x|) (branch-free polynomial exp, never overflows) plus the per-column bias; rows split across threads with at::parallel_for; an AVX2+FMA build of the row kernel is chosen at run time when the CPU has it (baseline x86-64 build otherwise). Measured on the 2-core CI machine (2026-12-06, `harness eval`, other work on the cores): 2.228 ms vs eager 6.742 ms (3.03x), 29% of the speed of light."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -6,6 +6,8 @@ from torch.utils.cpp_extension import load_inline
 CPP_SOURCE = r"""
 #include <cstdint>
 #include <cstring>
+#include <pybind11/pybind11.h>
+#include <ATen/Parallel.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -68,32 +70,27 @@ static RowsFn pick_kernel() {
     return &swish_bias_baseline;
 }
 
-torch::Tensor swish_bias_fwd(torch::Tensor x, torch::Tensor bias) {
-    TORCH_CHECK(x.device().is_cpu() && bias.device().is_cpu(), "expected CPU tensors");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32 && bias.scalar_type() == torch::kFloat32,
-                "expected float32 tensors");
-    TORCH_CHECK(x.dim() >= 1, "expected at least 1 dimension");
-    const int64_t D = x.size(-1);
-    TORCH_CHECK(bias.numel() == D, "bias must match the last dimension");
+// x, y: addresses of contiguous (R, D) float32 matrices, b: of D float32 biases.
+void swish_bias_fwd(std::uintptr_t x_addr, std::uintptr_t b_addr, std::uintptr_t y_addr, std::int64_t R,
+                    std::int64_t D) {
     static const RowsFn kernel = pick_kernel();
-    auto xc = x.contiguous();
-    auto bc = bias.contiguous();
-    auto out = torch::empty_like(xc);
-    if (xc.numel() == 0) return out;
-    const int64_t R = xc.numel() / D;
-    const float* xp = xc.data_ptr<float>();
-    const float* bp = bc.data_ptr<float>();
-    float* yp = out.data_ptr<float>();
+    if (R == 0 || D == 0) return;
+    const float* xp = reinterpret_cast<const float*>(x_addr);
+    const float* bp = reinterpret_cast<const float*>(b_addr);
+    float* yp = reinterpret_cast<float*>(y_addr);
     const int64_t grain = D >= 16384 ? 1 : 16384 / D;
     at::parallel_for(0, R, grain, [&](int64_t r0, int64_t r1) { kernel(xp, bp, yp, r0, r1, D); });
-    return out;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("swish_bias_fwd", &swish_bias_fwd);
 }
 """
 
 _ext = load_inline(
     name="swish_bias_cpu",
     cpp_sources=CPP_SOURCE,
-    functions=["swish_bias_fwd"],
+    no_implicit_headers=True,
     extra_cflags=["-O3", "-fopenmp", "-fno-trapping-math", "-Wno-psabi"],
     extra_ldflags=["-fopenmp"],
 )
@@ -106,4 +103,21 @@ class ModelNew(nn.Module):
         self.bias = nn.Parameter(torch.randn(dim) * 0.5)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _ext.swish_bias_fwd(x, self.bias.detach())
+        bias = self.bias.detach()
+        if x.device.type != "cpu" or bias.device.type != "cpu":
+            raise ValueError("expected CPU tensors")
+        if x.dtype != torch.float32 or bias.dtype != torch.float32:
+            raise TypeError("expected float32 tensors")
+        if x.dim() < 1:
+            raise ValueError("expected at least 1 dimension")
+        d = x.size(-1)
+        if bias.numel() != d:
+            raise ValueError("bias must match the last dimension")
+        xc = x.contiguous()
+        bc = bias.contiguous()
+        out = torch.empty_like(xc)
+        n = xc.numel()
+        if n == 0:
+            return out
+        _ext.swish_bias_fwd(xc.data_ptr(), bc.data_ptr(), out.data_ptr(), n // d, d)
+        return out
