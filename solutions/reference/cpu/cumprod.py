@@ -135,12 +135,12 @@ class ModelNew(nn.Module):
         self.dim = dim
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.device.type != "cpu":
+        if not x.is_cpu:
             raise ValueError("expected a CPU tensor")
         if x.dtype != torch.float32:
             raise TypeError(f"expected a float32 tensor, got {x.dtype}")
-        if x.dim() != 2:
-            raise ValueError(f"expected a 2-D tensor, got {x.dim()}-D")
+        if x.ndim != 2:
+            raise ValueError(f"expected a 2-D tensor, got {x.ndim}-D")
         if self.dim not in (1, -1):
             raise ValueError("only the last dimension is supported")
         x = x.contiguous()

@@ -91,7 +91,7 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.device.type != "cpu":
+        if not x.is_cpu:
             raise ValueError("expected a CPU tensor")
         if x.dtype != torch.float32:
             raise TypeError(f"expected a float32 tensor, got {x.dtype}")

@@ -169,11 +169,11 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias, groups = self.gn.weight, self.gn.bias, self.gn.num_groups
-        if x.device.type != "cpu" or weight.device.type != "cpu" or bias.device.type != "cpu":
+        if not (x.is_cpu and weight.is_cpu and bias.is_cpu):
             raise ValueError("expected CPU tensors")
         if x.dtype != torch.float32 or weight.dtype != torch.float32 or bias.dtype != torch.float32:
             raise TypeError("expected float32 tensors")
-        if x.dim() < 2:
+        if x.ndim < 2:
             raise ValueError("expected (N, C, *) input")
         N, C = x.size(0), x.size(1)
         if groups <= 0 or C % groups != 0:

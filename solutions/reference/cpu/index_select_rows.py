@@ -118,16 +118,16 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        if table.device.type != "cpu" or idx.device.type != "cpu":
+        if not (table.is_cpu and idx.is_cpu):
             raise ValueError("expected CPU tensors")
         if table.dtype != torch.float32:
             raise TypeError(f"expected a float32 table, got {table.dtype}")
-        if table.dim() != 2:
-            raise ValueError(f"expected a 2-D table, got {table.dim()}-D")
+        if table.ndim != 2:
+            raise ValueError(f"expected a 2-D table, got {table.ndim}-D")
         if idx.dtype != torch.int64:
             raise TypeError(f"expected an int64 index, got {idx.dtype}")
-        if idx.dim() > 1:
-            raise ValueError(f"expected a 1-D index, got {idx.dim()}-D")
+        if idx.ndim > 1:
+            raise ValueError(f"expected a 1-D index, got {idx.ndim}-D")
         table = table.contiguous()
         idx = idx.contiguous()
         V, D = table.shape

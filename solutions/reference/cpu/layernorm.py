@@ -120,11 +120,11 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.ln.weight, self.ln.bias
-        if x.device.type != "cpu" or weight.device.type != "cpu" or bias.device.type != "cpu":
+        if not (x.is_cpu and weight.is_cpu and bias.is_cpu):
             raise ValueError("expected CPU tensors")
         if x.dtype != torch.float32 or weight.dtype != torch.float32 or bias.dtype != torch.float32:
             raise TypeError("expected float32 tensors")
-        if x.dim() < 1:
+        if x.ndim < 1:
             raise ValueError("expected at least 1 dimension")
         D = x.size(-1)
         if weight.numel() != D or bias.numel() != D:

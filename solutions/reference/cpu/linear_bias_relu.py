@@ -409,11 +409,11 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.linear.weight, self.linear.bias
-        if x.device.type != "cpu" or weight.device.type != "cpu" or bias.device.type != "cpu":
+        if not (x.is_cpu and weight.is_cpu and bias.is_cpu):
             raise ValueError("expected CPU tensors")
         if x.dtype != torch.float32 or weight.dtype != torch.float32 or bias.dtype != torch.float32:
             raise TypeError("expected float32 tensors")
-        if x.dim() != 2 or weight.dim() != 2 or bias.dim() != 1:
+        if x.ndim != 2 or weight.ndim != 2 or bias.ndim != 1:
             raise ValueError("expected x (M, K), weight (N, K), bias (N)")
         if x.size(1) != weight.size(1) or bias.size(0) != weight.size(0):
             raise ValueError("shape mismatch")
