@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
+from harness.completions import Sampling
 from harness.config import Settings, load_settings
 from harness.device import discover
 from harness.errors import InputError
@@ -55,7 +56,7 @@ from harness.problems.screen import screen
 from harness.report.leaderboard import Leaderboard, run_board
 from harness.store import RunUsage, Store
 from harness.store_records import RunInfo
-from harness.types import Backend, DeviceInfo, EvalResult, Problem, Sampling, Target
+from harness.types import Backend, DeviceInfo, EvalResult, Problem, Target
 
 T = TypeVar("T")
 

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.checks import TRUTH, CheckSpec
+from harness.completions import Completion, CompletionRequest
 from harness.errors import InputError
 from harness.store_records import RunInfo, RunUsage, TurnKey, TurnRecord
 from harness.store_schema import SCHEMA_VERSION, upgrade_script
@@ -24,8 +25,6 @@ from harness.types import (
     PROTOCOL_VERSION,
     Baseline,
     Candidate,
-    Completion,
-    CompletionRequest,
     EvalResult,
     Peaks,
 )

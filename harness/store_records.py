@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from harness.types import Completion, Usage
+from harness.completions import Completion, Usage
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,6 @@ Units are in the names (`_ms`, `_s`), hashes are `*_sha256`, statuses are Litera
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Final, Literal
 
 from pydantic import ConfigDict, Field
@@ -332,50 +330,6 @@ class TargetFacts(Frozen):
     peak_tflops: dict[str, float] = Field(default_factory=dict, description="Dense peak TFLOP/s per dtype (datasheet)")
     cores: int | None = Field(default=None, description="CPU cores available to the process (cpu)")
     vector_isa: str | None = Field(default=None, description="Widest SIMD instruction set, e.g. 'AVX2 (256-bit)' (cpu)")
-
-
-class Sampling(Frozen):
-    """Sampling parameters sent with every request; None means 'not sent' (the server's default)."""
-
-    temperature: float | None = Field(default=None, description="Sampling temperature")
-    top_p: float | None = Field(default=None, description="Nucleus sampling mass")
-    max_tokens: int | None = Field(default=None, description="Completion token cap (classic models)")
-    max_completion_tokens: int | None = Field(default=None, description="Token cap incl. reasoning (reasoning models)")
-    reasoning_effort: str | None = Field(default=None, description="low / medium / high (reasoning models)")
-
-
-class CompletionRequest(Frozen):
-    """One chat request. Its key identifies the answer in the response cache."""
-
-    model: str = Field(description="Model name as the server knows it")
-    messages: tuple[dict[str, str], ...] = Field(description="Chat messages: {role, content}")
-    sampling: Sampling = Field(default_factory=Sampling, description="Sampling parameters")
-    sample: int = Field(description="Sample index (1-based): distinct samples of the same conversation")
-
-    @property
-    def key(self) -> str:
-        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(payload.encode()).hexdigest()
-
-
-class Usage(Frozen):
-    """Token counts the server reported for one request."""
-
-    prompt_tokens: int = Field(default=0, description="Input tokens")
-    completion_tokens: int = Field(default=0, description="Output tokens, reasoning included")
-    reasoning_tokens: int = Field(default=0, description="Of which reasoning tokens, when reported")
-
-
-class Completion(Frozen):
-    """A model's answer to one request (or why there is none)."""
-
-    text: str = Field(description="The assistant message content ('' when none)")
-    finish_reason: str | None = Field(default=None, description="stop, length, ... as the server said")
-    usage: Usage = Field(default_factory=Usage, description="Token usage of this request")
-    attempts: int = Field(default=1, description="HTTP attempts it took, retries included")
-    duration_s: float = Field(default=0.0, description="Wall time of the request, retries included")
-    error: str | None = Field(default=None, description="Why the server refused the request (4xx), or None")
-    cached: bool = Field(default=False, description="Served from the response cache, not paid again")
 
 
 class GateResult(Frozen):

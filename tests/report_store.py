@@ -8,18 +8,16 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from harness.completions import Completion, CompletionRequest, Usage
 from harness.store import Store, TurnKey
 from harness.types import (
     BuildResult,
     Candidate,
     CheckResult,
-    Completion,
-    CompletionRequest,
     Coverage,
     EvalResult,
     KernelTime,
     Timing,
-    Usage,
 )
 
 DEVICE = "NVIDIA H100 80GB HBM3"

@@ -16,11 +16,12 @@ from rich.progress import (
 
 from harness.api import RunDone, RunEvents
 from harness.cli.console import err
+from harness.completions import Completion
 from harness.eval.phases import Events, Phase, PhaseTook
 from harness.report.labels import not_counted, times
 from harness.report.leaderboard import STATUS_STYLE
 from harness.store import RunUsage
-from harness.types import BuildResult, Candidate, Completion, DeviceInfo, EvalResult
+from harness.types import BuildResult, Candidate, DeviceInfo, EvalResult
 
 
 class ConsoleEvents(Events):

@@ -12,9 +12,10 @@ from harness.api import Connection, RunDone, RunRequest, run
 from harness.cli.console import UsageError, emit_json, err, out, positive, problem_root, table_width
 from harness.cli.options import problems_selector, selector, settings_from
 from harness.cli.progress import RunConsoleEvents
+from harness.completions import Sampling
 from harness.report.leaderboard import render
 from harness.report.tables import Column, print_table
-from harness.types import BACKENDS, Sampling
+from harness.types import BACKENDS
 
 # Flags that shape what a run generates: stored with the run, and taken from it on --resume. (--base-url
 # may be given again: it says where the server is, and the stored copy has its credentials removed.)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from harness.completions import Completion, CompletionRequest, Sampling
 from harness.config import Settings
 from harness.eval.candidate import candidate_from_source
 from harness.eval.context import contexts_for
@@ -33,13 +34,10 @@ from harness.types import (
     Backend,
     BuildResult,
     Candidate,
-    Completion,
-    CompletionRequest,
     DeviceInfo,
     EvalResult,
     Frozen,
     Problem,
-    Sampling,
     Target,
 )
 

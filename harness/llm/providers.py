@@ -20,8 +20,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field
 
+from harness.completions import Completion, CompletionRequest, Usage
 from harness.errors import HarnessError, InputError
-from harness.types import Backend, Completion, CompletionRequest, Frozen, Problem, Usage
+from harness.types import Backend, Frozen, Problem
 
 PLACEHOLDER_KEY = "no-key"  # local servers (vLLM, Ollama, ...) want some key, any key
 

@@ -4,8 +4,9 @@ import time
 
 import pytest
 
+from harness.completions import CompletionRequest, Sampling
 from harness.llm.providers import OpenAIProvider, ProviderError, RetryPolicy
-from harness.types import CompletionRequest, Problem, Sampling
+from harness.types import Problem
 from tests.openai_server import FakeOpenAI, Reply
 
 PROBLEM = Problem(id="cpu/relu", path="/nonexistent", level=None, sha256="0" * 64, description="")

@@ -1,8 +1,8 @@
 import email.utils
 import time
 
+from harness.completions import CompletionRequest, Sampling
 from harness.llm.providers import RetryPolicy, redact_url, retry_after_s
-from harness.types import CompletionRequest, Sampling
 
 
 def test_retry_after_seconds_or_http_date():

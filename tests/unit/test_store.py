@@ -173,7 +173,7 @@ def test_every_kind_of_baseline_of_a_problem_and_the_device_peaks(tmp_path):
 
 
 def test_completions_and_turns(tmp_path):
-    from harness.types import Completion, CompletionRequest, Usage
+    from harness.completions import Completion, CompletionRequest, Usage
     request = CompletionRequest(model="m", messages=({"role": "user", "content": "hi"},), sample=1)
     completion = Completion(text="```python\nclass ModelNew: ...\n```", usage=Usage(prompt_tokens=10,
                                                                                    completion_tokens=5))
@@ -198,7 +198,7 @@ def test_completions_and_turns(tmp_path):
 def test_an_evaluation_and_its_turn_are_stored_together_and_a_turn_keeps_one(tmp_path):
     """A run killed at any moment leaves each evaluation with its turn or neither (a resumed run then evaluates no
     answer twice), and a turn evaluated again (a harness error) keeps only its new evaluation."""
-    from harness.types import Completion, CompletionRequest
+    from harness.completions import Completion, CompletionRequest
     request = CompletionRequest(model="m", messages=({"role": "user", "content": "hi"},), sample=1)
     key = TurnKey("r", "level1/x", 1, 1)
     with Store(tmp_path / "h.db") as store:
@@ -226,7 +226,7 @@ def test_a_sandboxed_run_is_not_served_an_unsandboxed_result(tmp_path):
 
 
 def test_deleting_a_run_forgets_its_evaluations_and_turns_and_keeps_what_others_reused(tmp_path):
-    from harness.types import Completion, CompletionRequest
+    from harness.completions import Completion, CompletionRequest
     request = CompletionRequest(model="m", messages=({"role": "user", "content": "hi"},), sample=1)
     with Store(tmp_path / "h.db") as store:
         store.add_completion(request, Completion(text="x"))
