@@ -40,7 +40,9 @@ from harness.types import BASELINE_KINDS, Baseline, Peaks
 
 PEAK_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 COPY_BYTES = {"cuda": 1 << 30, "cpu": 256 << 20}   # far beyond any cache
-GEMM_MIN_MS = {"cuda": 20.0, "cpu": 100.0}           # grow the GEMM until one call takes this long
+# Grow the GEMM until one call takes this long (cpu: a 2048-cube fp32 GEMM on 2 cores, ~50 ms, is at its peak; the
+# 4096 one a 100 ms floor chose cost 10 s of a first run in its 12 calls, fp16's as much)
+GEMM_MIN_MS = {"cuda": 20.0, "cpu": 40.0}
 GEMM_MAX_N = {"cuda": 16384, "cpu": 4096}
 PEAK_RUNS = 10
 
@@ -92,7 +94,8 @@ def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync)
             del check_inputs, expected
         sides: dict[str, Side] = {kind: timed_side(problem, device, dtype, spec.seed, kind, model)
                                   for kind, model in models.items()}
-        timing = spec.timing.model_copy(update={"budget_s": spec.timing.budget() * len(sides)})
+        # each side the share of the budget an evaluation gives each of its two (the reference's, the candidate's)
+        timing = spec.timing.model_copy(update={"budget_s": spec.timing.budget() * len(sides) / 2})
         cpus = cpu_load.usable_cpus() if device.type == "cpu" else set()
         before = cpu_load.sample(cpus) if cpus else None
         timings, _ = time_interleaved(sides, timer, timing)
@@ -114,8 +117,9 @@ def measure_peaks(target: str, device, timer, gemms: bool = True) -> Peaks:
             timer(fn, args)
         return [timer(fn, args).event_ms for _ in range(PEAK_RUNS)]
 
-    def median_ms(fn, args) -> float:
-        return summarize(runs_ms(fn, args)).median_ms
+    def one_ms(fn, args) -> float:  # the size search's probe: one call after one untimed (each pays a flush)
+        timer(fn, args)
+        return timer(fn, args).event_ms
 
     details = {}
     n = COPY_BYTES[target] // 4
@@ -137,10 +141,10 @@ def measure_peaks(target: str, device, timer, gemms: bool = True) -> Peaks:
         while True:
             a = torch.randn(size, size, device=device).to(dtype)
             b = torch.randn(size, size, device=device).to(dtype)
-            ms = median_ms(torch.mm, [a, b])
-            if ms >= GEMM_MIN_MS[target] or size >= GEMM_MAX_N[target]:
+            if size >= GEMM_MAX_N[target] or one_ms(torch.mm, [a, b]) >= GEMM_MIN_MS[target]:
                 break
             size *= 2
+        ms = summarize(runs_ms(torch.mm, [a, b])).median_ms
         tflops[name] = 2 * size**3 / (ms * 1e-3) / 1e12
         details[name] = f"{size}x{size} GEMM, median of {PEAK_RUNS}: {ms:.3f} ms"
         del a, b

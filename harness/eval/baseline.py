@@ -182,11 +182,11 @@ def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stor
 
 
 def baselines_phase(missing: Iterable[tuple[Problem, list[str]]], budget_s: float) -> Phase:
-    """What measuring these baselines takes: a child's start, then per problem the timing budget of each side timed
-    (eager, and each torch.compile kind interleaved with it; its compile not counted)."""
+    """What measuring these baselines takes: a child's start, then per problem half the timing budget for each side
+    timed (eager, and each torch.compile kind interleaved with it; its compile not counted)."""
     missing = list(missing)
     timings = sum(1 + sum(1 for k in need if BASELINE_KINDS[k]) for _, need in missing)
-    estimate = CHILD_START_S + len(missing) * BASELINE_SETUP_S + timings * budget_s
+    estimate = CHILD_START_S + len(missing) * BASELINE_SETUP_S + timings * budget_s / 2
     names = ", ".join(p.id for p, _ in missing[:3]) + (", ..." if len(missing) > 3 else "")
     return Phase(f"measuring the reference's baseline of {len(missing)} problem{'s' * (len(missing) != 1)} "
                  f"({names})", estimate, "each kept for this machine and torch version")

@@ -15,7 +15,7 @@ from harness.types import BuildResult, Candidate, EvalResult
 
 # Typical figures, measured on the idle 2-core CI machine (torch 2.13 CPU, 2026-12-06), where nothing better is
 # known; an estimate is a hint to the reader, never an input to a verdict.
-PEAKS_S = {"cpu": 25.0, "cuda": 15.0}  # the copy and the GEMMs per dtype (baseline.device_peaks)
+PEAKS_S = {"cpu": 9.0, "cuda": 15.0}   # the copy and the GEMMs per dtype (baseline.device_peaks)
 CHILD_START_S = 4.0                    # a child's start: Python, torch
 BASELINE_SETUP_S = 1.0                 # per problem, beside its timing budget: inputs, the meta-device count
 BUILD_S = 8.0                          # a cpu reference's build, no torch header (one with it: ~12 s; a GPU's: more)
