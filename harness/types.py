@@ -252,7 +252,8 @@ class EvalResult(Frozen):
 class TimingSettings(Frozen):
     """How long and how precisely to time (adaptive stopping)."""
 
-    warmup_runs: int = Field(default=3, description="Untimed calls of each function first")
+    warmup_runs: int | None = Field(default=None, ge=0, description="Untimed calls of each function first; unset: "
+                                    "1 on the cpu target, 3 on a GPU")
     min_runs: int = Field(default=10, description="Timed calls of each function before stopping is considered")
     max_runs: int = Field(default=1000, description="Hard cap on timed calls of each function")
     target_rse: float = Field(default=0.01, description="Stop once every relative standard error is at most this")
@@ -260,18 +261,26 @@ class TimingSettings(Frozen):
                                    "runs); unset: 2 s on the cpu target, 5 s on a GPU")
 
     def on(self, target: str) -> TimingSettings:
-        """These settings with the target's budget where none was set: a cpu timed call costs ~100 ms of cache flush
-        and fresh inputs around a millisecond of work, so its timing ends at the budget whatever it is (2 s keeps a
-        first run short; docs/timing.md says what 5 s buys there); a GPU's usually converges well within its 5 s."""
-        if self.budget_s is not None:
-            return self
-        return self.model_copy(update={"budget_s": 2.0 if target == "cpu" else 5.0})
+        """These settings with the target's budget and warm-up where none was set. A cpu timed call costs ~100 ms of
+        cache flush and fresh inputs around a millisecond of work, so its timing ends at the budget whatever it is (2 s
+        keeps a first run short; docs/timing.md says what 5 s buys there), and one untimed call after the check's
+        trials leaves nothing to warm; a GPU's usually converges well within its 5 s."""
+        cpu = target == "cpu"
+        return self.model_copy(update={"budget_s": self.budget_s if self.budget_s is not None else 2.0 if cpu else 5.0,
+                                       "warmup_runs": self.warmup_runs if self.warmup_runs is not None
+                                       else 1 if cpu else 3})
 
     def budget(self) -> float:
         """The budget of settings made for a target (`on`)."""
         if self.budget_s is None:
             raise ValueError("timing settings used before a target was chosen (TimingSettings.on)")
         return self.budget_s
+
+    def warmups(self) -> int:
+        """The untimed calls of each function, in settings made for a target (`on`)."""
+        if self.warmup_runs is None:
+            raise ValueError("timing settings used before a target was chosen (TimingSettings.on)")
+        return self.warmup_runs
 
 
 BASELINE_KINDS: dict[str, str | None] = {

@@ -140,7 +140,7 @@ def time_interleaved(sides: dict[str, Side], timer: Callable[[Callable[..., obje
     """Time every side in alternating order, fresh inputs per call; returns timings and whether all
     converged. `inspect` sees every timed call's inputs and output (after the timer, before the next)."""
     names = list(sides)
-    for _ in range(settings.warmup_runs):
+    for _ in range(settings.warmups()):
         for name in names:
             _, args = sides[name].prepare()
             (sides[name].timer or timer)(sides[name].call, args)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from harness.checks import ELEMENT_FACTOR, NORM_FACTOR, CheckSpec
-from harness.child.check import CHUNK, Comparison, comparable, compare, compare_tensor, tensors
+from harness.child.check import Comparison, block, comparable, compare, compare_tensor, tensors
 from harness.child.common import describe
 from harness.child.mismatch import locate
 
@@ -96,22 +96,22 @@ def compare_tensor_truth(out: object, ref: torch.Tensor, truth: torch.Tensor | N
         return compare_tensor(out, ref, atol, rtol, where)  # integers and bools: exact
     against = "the float64 truth" if truth is not None else "the reference"
     flats = (out.reshape(-1), ref.reshape(-1), (truth if truth is not None else ref).reshape(-1))
-    n = ref.numel()
+    n, size = ref.numel(), block(ref)
 
     def chunk(start: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # candidate, reference, truth
-        c, r, t = (x[start:start + CHUNK].double() for x in flats)
+        c, r, t = (x[start:start + size].double() for x in flats)
         return c, r, t
 
     # One pass holds every figure; the elements outside the bound are counted in a second only where some may be
     # (the elementwise bound needs the reference's largest error, known at the end of the first).
     sums = torch.zeros(7, dtype=torch.float64, device=ref.device)
-    for start in range(0, n, CHUNK):
+    for start in range(0, n, size):
         sums = _figures(*chunk(start), atol, rtol, sums)
     own_max, own_sq, truth_sq, max_abs, max_rel, diff_sq, excess = sums[:7].tolist()
     nonfinite = bad = 0
     if excess > ELEMENT_FACTOR * own_max:
         counts = torch.zeros(2, dtype=torch.int64, device=ref.device)
-        for start in range(0, n, CHUNK):
+        for start in range(0, n, size):
             counts += _outside(*chunk(start), atol, rtol, own_max)
         bad, nonfinite = counts.tolist()
     if nonfinite:  # NaN or Inf where the truth is finite: infinitely wrong
@@ -124,7 +124,7 @@ def compare_tensor_truth(out: object, ref: torch.Tensor, truth: torch.Tensor | N
         nan_note = f", {nonfinite} of them NaN or Inf where the truth is finite" if nonfinite else ""
         location = locate(out, truth if truth is not None else ref,
                           lambda c, t, r: _outside_masks(c.double(), r.double(), t.double(), atol, rtol, own_max)[0],
-                          others=(ref,), chunk=CHUNK)
+                          others=(ref,), chunk=size)
         return Comparison(False, f"{where} mismatch: {bad} of {n} elements ({bad / n:.2%}) farther from {against} "
                           f"than atol={atol:g} + rtol={rtol:g} x |truth| + {ELEMENT_FACTOR:g} x the reference's own "
                           f"largest error ({own_max:.3g}){nan_note}; max abs err {max_abs:.4g}, max rel err "
