@@ -19,7 +19,7 @@ PEAKS_S = {"cpu": 9.0, "cuda": 15.0}   # the copy and the GEMMs per dtype (basel
 CHILD_START_S = 4.0                    # a child's start: Python, torch
 BASELINE_SETUP_S = 1.0                 # per problem, beside its timing budget: inputs, the meta-device count
 BUILD_S = 8.0                          # a cpu reference's build, no torch header (one with it: ~12 s; a GPU's: more)
-EVAL_SETUP_S = 5.0                     # an evaluation beside its timing budget: children, inputs, the check
+EVAL_SETUP_S = 4.0                     # an evaluation beside its timing budget: children, inputs, the check
 PCH_S = 50.0                           # torch/extension.h precompiled (~52 CPU s), once per flag set and torch version
 
 
