@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.process import CHILD, kill_group, spawn, track
+from harness.process import CHILD, kill_session, spawn, track
 
 
 def run_each(ids: list[str], *, job: str, write_spec: Callable[[list[str], Path, Path], None],
@@ -73,7 +73,7 @@ def _one_child(argv: list[str], results: Path, env: dict[str, str], log_path: Pa
                     return done, current, f"the child process died on this one (exit {proc.returncode}); " \
                                           f"see {log_path}"
                 if current is not None and time.monotonic() - started > timeout_s:
-                    kill_group(proc.pid)
+                    kill_session(proc.pid)
                     return done, current, f"timed out after {timeout_s:g} s ({timeout_hint})"
                 time.sleep(0.05)
 

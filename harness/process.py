@@ -1,14 +1,13 @@
-"""Fresh child processes for untrusted code: no secrets in the environment, own process group,
-killed with that group on timeout, output captured to a log file; in a sandbox (sandbox.py) where the caller
-gives a policy.
+"""Fresh child processes for untrusted code: no secrets in the environment, a session of their own, killed with
+that session on timeout, output captured to a log file; in a sandbox (sandbox.py) where the caller gives a policy.
 
 No child outlives the parent, however the parent ends (kill -9 included): each is started holding the parent's
 lifeline, the read end of a pipe whose write end the parent alone holds and never writes. The kernel closes that end
-when the parent's last thread is gone, so a child reads end-of-file then, and kills its process group: itself and the
-compilers and workers it started. A pipe rather than PR_SET_PDEATHSIG: that signal follows the thread that forked
-(builds and evaluations start theirs on worker threads), not the process, and its SIGKILL would leave the child's
-compilers running. In a sandbox, the command holds the line through the launcher and its init, and the namespace
-dies with the command.
+when the parent's last thread is gone, so a child reads end-of-file then, and kills its session: itself and the
+compilers and workers it started (a session, not a process group: ninja starts each compiler in a group of its own).
+A pipe rather than PR_SET_PDEATHSIG: that signal follows the thread that forked (builds and evaluations start theirs
+on worker threads), not the process, and its SIGKILL would leave the child's compilers running. In a sandbox, the
+command holds the line through the launcher and its init, and the namespace dies with the command.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ LIFELINE_ENV = "HARNESS_LIFELINE"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 CHILD = (sys.executable, "-m", "harness.child")  # the one entry of every child process
 PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
-_running: set[int] = set()  # process groups of children still running, for kill_all()
+_running: set[int] = set()  # sessions of children still running, for kill_all()
 # Every child started, newest last: the GPU contention check (gpu_load.py) tells our processes from others' by
 # these, including children that have exited since they used the GPU.
 started: deque[int] = deque(maxlen=4096)
@@ -60,7 +59,7 @@ def lifeline() -> int:
 
 def spawn(argv: list[str], *, env: dict[str, str], pass_fds: tuple[int, ...] = (), **popen) -> subprocess.Popen:
     """Popen a child of ours in a session of its own, holding this process's lifeline: the child calls
-    die_with_parent (harness.child does, first thing) and ends, its process group with it, when this process does."""
+    die_with_parent (harness.child does, first thing) and ends, its session with it, when this process does."""
     line = lifeline()
     return subprocess.Popen(argv, env={**env, LIFELINE_ENV: str(line)}, pass_fds=(*pass_fds, line),
                             start_new_session=True, **popen)
@@ -68,13 +67,13 @@ def spawn(argv: list[str], *, env: dict[str, str], pass_fds: tuple[int, ...] = (
 
 def die_with_parent() -> None:
     """In a child spawned by the parent: watch the lifeline on a thread of its own and, once it breaks, kill this
-    process's group. Nothing where there is no line (started by hand, or a grandchild: the variable is taken out of
-    the environment here, so a compiler's own harness.child, nvcc's, is left to the group that holds it)."""
+    process's session. Nothing where there is no line (started by hand, or a grandchild: the variable is taken out of
+    the environment here, so a compiler's own harness.child, nvcc's, is left to the session that holds it)."""
     line = os.environ.pop(LIFELINE_ENV, None)
     if line is None or not line.isdigit():
         return
     try:
-        os.set_inheritable(int(line), False)  # the compilers need no line of their own: they are in the group
+        os.set_inheritable(int(line), False)  # the compilers need no line of their own: they are in the session
     except OSError:  # not open here: a variable without its descriptor
         return
     threading.Thread(target=_watch, args=(int(line),), name="lifeline", daemon=True).start()
@@ -83,7 +82,7 @@ def die_with_parent() -> None:
 def _watch(line: int) -> None:
     with contextlib.suppress(OSError):
         os.read(line, 1)  # nothing is ever written: it returns at end of file, once the parent is gone
-    os.killpg(0, signal.SIGKILL)  # this process's group: this process and every compiler and worker it started
+    kill_session(os.getpid())  # this process (its session's leader, as spawn starts it) and all it started
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -120,22 +119,47 @@ def child_argv(args: list[str], policy: sandbox.Policy | None) -> list[str]:
     return sandbox.command(policy, argv) if policy else argv
 
 
-def kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+def kill_session(pid: int) -> None:
+    """Kill a child started in a session of its own (spawn), with every process of that session: its group first (so
+    nothing in it forks again), then the other groups (ninja starts each compiler in a group of its own), the calling
+    process last where it is the child itself."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if pid != os.getpid():
+            os.killpg(pid, signal.SIGKILL)
+    me = os.getpid()
+    for other in in_session(pid):
+        if other != me:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(other, signal.SIGKILL)
+    if pid == me:
+        os.killpg(0, signal.SIGKILL)
+
+
+def in_session(sid: int) -> list[int]:
+    """The PIDs of session `sid` (/proc/PID/stat's sixth field, after the command's name, which may hold anything)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rpartition(b")")[2].split()
+        except OSError:  # gone meanwhile
+            continue
+        if len(fields) > 3 and int(fields[3]) == sid:
+            found.append(int(name))
+    return found
 
 
 def run_child(args: list[str], *, env: dict[str, str], timeout_s: float, log_path: Path,
               cwd: Path | None = None, policy: sandbox.Policy | None = None) -> ChildOutcome:
-    """Run `python -m harness.child ARGS...` in a new process group; stdout+stderr go to log_path."""
+    """Run `python -m harness.child ARGS...` in a session of its own; stdout+stderr go to log_path."""
     start = time.monotonic()
     with open(log_path, "wb") as log:
         proc = spawn(child_argv(args, policy), env=env, stdin=subprocess.DEVNULL, stdout=log,
                      stderr=subprocess.STDOUT, cwd=cwd)
         timed_out = False
-        with track(proc):  # on leaving, also reaps what the child left in its group (threads, daemons)
+        with track(proc):  # on leaving, also reaps what the child left in its session (threads, daemons, compilers)
             try:
                 proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
@@ -145,21 +169,21 @@ def run_child(args: list[str], *, env: dict[str, str], timeout_s: float, log_pat
 
 @contextlib.contextmanager
 def track(proc: subprocess.Popen):
-    """Register a child started in its own session so kill_all() reaches it; kill its group on leaving."""
+    """Register a child started in its own session so kill_all() reaches it; kill its session on leaving."""
     _running.add(proc.pid)
     started.append(proc.pid)
     try:
         yield proc
     finally:
-        kill_group(proc.pid)
+        kill_session(proc.pid)
         proc.wait()
         _running.discard(proc.pid)
 
 
 def kill_all() -> None:
-    """Kill every running child's process group (on Ctrl-C, so worker threads stop waiting)."""
+    """Kill every running child's session (on Ctrl-C, so worker threads stop waiting)."""
     for pid in list(_running):
-        kill_group(pid)
+        kill_session(pid)
 
 
 class EvalChild:
@@ -204,7 +228,7 @@ class EvalChild:
         return proc
 
     def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
-        """Hand the judge the spec and wait until it exits (both killed with their groups after `timeout_s`); the
+        """Hand the judge the spec and wait until it exits (both killed with their sessions after `timeout_s`); the
         runner's exit status is kept in runner_code (None: it was still running when the judge was done)."""
         start = time.monotonic()
         timed_out = False
@@ -227,9 +251,9 @@ class EvalChild:
         return ChildOutcome(None if timed_out else self.proc.returncode, timed_out, time.monotonic() - start)
 
     def discard(self) -> None:
-        """Kill both groups (with anything they left running) and reap them."""
+        """Kill both sessions (with anything they left running) and reap them."""
         for proc in (self.proc, self.runner):
-            kill_group(proc.pid)
+            kill_session(proc.pid)
             proc.wait()
             _running.discard(proc.pid)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.eval.versus_child import COMPILE, EVALUATE
-from harness.process import child_env, kill_group, read_log, spawn, tail, track
+from harness.process import child_env, kill_session, read_log, spawn, tail, track
 
 # Where a checkout keeps its eval module: the current layout (a package), then the older one (src/ as a package).
 LAYOUTS = (("src/kernelbench/eval.py", "src", "kernelbench.eval"), ("src/eval.py", ".", "src.eval"))
@@ -223,7 +223,7 @@ class _Child:
         self.seconds = time.monotonic() - start
         if line:
             return json.loads(line)
-        kill_group(self.proc.pid)
+        kill_session(self.proc.pid)
         why = f"killed after the {timeout_s:.0f} s timeout" if expired else f"exited with status {self.proc.wait()}"
         seen = tail(read_log(self.log), 5) if self.log.is_file() else ""
         return {"error": f"KernelBench's child {why}" + (f": {seen}" if seen else "")}

@@ -14,9 +14,10 @@ import pytest
 from harness import sandbox
 from tests.conftest import REPO
 
-# The child: holds the line, then waits on a process of its own, as a build child waits on ninja and the compiler.
+# The child: holds the line, then waits on a process of its own, as a build child waits on ninja and the compiler,
+# which ninja starts in a process group of its own (in the child's session still).
 CHILD = ("from harness.process import die_with_parent; die_with_parent(); "
-         "import subprocess; subprocess.run(['sleep', '600'])")
+         "import subprocess; subprocess.run(['sleep', '600'], process_group=0)")
 # The parent: starts the child from a thread that ends at once (PR_SET_PDEATHSIG would kill the child then), says
 # its pid, and waits to be killed.
 PARENT = f"""
