@@ -78,6 +78,8 @@ class Problem(Frozen):
                                                                  "does not fit the problem (replaces --min-coverage)")
     workloads: tuple[Workload, ...] = Field(default=(DEFAULT,), description="Its input sets: the file as written "
                                             "(default) first, then WORKLOADS")
+    training: bool = Field(default=False, description="TRAINING: evaluated in training mode, each call a forward "
+                                                      "and a backward, outputs and gradients judged")
 
 
 class Candidate(Frozen):

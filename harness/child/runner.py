@@ -39,6 +39,7 @@ from harness.child.common import (
 )
 from harness.child.defenses import Guard, Poison, identical, output_problem, snapshot
 from harness.child.loader import import_candidate, install_extension_loader, loaded_modules
+from harness.child.training import forward_backward, leaves, parameter_shapes, upstream
 from harness.child.triton_jit import JitClock, warm_driver
 from harness.child.workload import Instance, same_init
 from harness.markers import CANDIDATE_FILE, WARM_TRITON_ENV
@@ -71,6 +72,7 @@ class Runner:
             self.device, _, self.timer, self.sync = target_device(torch, spec.target)
             self.dtype = getattr(torch, spec.dtype)
             self.poison = Poison(self.device)
+            self.training = spec.training
         build_dir = Path(spec.build_dir)
         if uses_triton((build_dir / CANDIDATE_FILE).read_text()):
             self.jit = JitClock(interpreted=spec.target == "cpu")
@@ -90,7 +92,7 @@ class Runner:
             with Watch("in ModelNew.__init__", self.answer):
                 self.candidate = self.default_candidate = self.construct(self.default)
         self.guard.verify("in ModelNew.__init__")
-        self.reply(messages.Constructed())
+        self.reply(messages.Constructed(parameters=parameter_shapes(self.candidate) if self.training else []))
 
     def construct(self, instance: Instance):
         return construct(self.model_class, instance.init_inputs, self.device, self.dtype, self.init_seed)
@@ -117,16 +119,23 @@ class Runner:
     def inputs(self, seed: int) -> list:
         return self.current.inputs(self.device, self.dtype, seed)
 
+    def forward(self, args: list, seed: int, what: str) -> object:
+        """The candidate's call: its forward, or on a training problem its forward and backward (the outputs and
+        gradients, flat: training.py)."""
+        if self.training:
+            return forward_backward(self.candidate, args, seed=seed, what=what).flat()
+        return self.candidate(*args)
+
     def call(self, request: messages.Call) -> None:
         what = request.what
         inputs = self.inputs(request.seed)
-        mine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        mine = leaves(inputs) if self.training else [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         if request.poison:
             self.poison()
         first = not self.called  # its set-up and first call are what feedback quotes of its output
-        with failing_as(f"ModelNew.forward failed ({what})"):
+        with failing_as(f"ModelNew.{'forward or backward' if self.training else 'forward'} failed ({what})"):
             with Watch("in forward", self.answer) if first else contextlib.nullcontext():
-                out = self.candidate(*mine)
+                out = self.forward(mine, request.seed, what)
                 self.sync()
         if first:
             self.called = True
@@ -142,6 +151,20 @@ class Runner:
             raise EvalFailure("incorrect", f"{what}: ModelNew.forward modified its input(s) {changed}")
         self.reply(messages.Called(), value=self.kept[1])
 
+    def prepared(self, inputs: list, seed: int, shapes: list, what: str) -> tuple[list, Callable[..., Any]]:
+        """The arguments and the function of a profiled or timed call: the candidate and its inputs, or on a
+        training problem its forward and backward, from leaves and upstream gradients made here, before the clock or
+        the profiler runs (`shapes`: the judge's [shape, dtype] of each)."""
+        if not self.training:
+            return inputs, self.candidate
+        with failing_as(f"the upstream gradients could not be made ({what})"):
+            grads_in = upstream([(torch.Size(shape), getattr(torch, dtype)) for shape, dtype in shapes], self.device,
+                                seed)
+
+        def call(*args):
+            return forward_backward(self.candidate, list(args), grads_in, what=what)
+        return leaves(inputs), call
+
     def settled(self, _: messages.Settled) -> None:
         if self.kept is None:
             raise messages.MalformedMessage("settled asked before a checked call")
@@ -152,12 +175,12 @@ class Runner:
     def profile(self, request: messages.Profile) -> None:
         """Profiled forwards on one set of inputs, the median by share: on the CPU, where time is wall time,
         several (a call the machine interrupts inside one range moves that call's share, not the median)."""
-        inputs = self.inputs(request.seed)
+        args, call = self.prepared(self.inputs(request.seed), request.seed, request.upstream, "the profiled call")
         cuda = self.device.type == "cuda"
         profiled = []
         with failing_as("ModelNew.forward failed (the profiled call)"):
             for _ in range(1 if cuda else coverage.CPU_PROFILED_CALLS):
-                measured, _ = coverage.measure(lambda: self.candidate(*inputs), frozenset(loaded_modules), cuda,
+                measured, _ = coverage.measure(lambda: call(*args), frozenset(loaded_modules), cuda,
                                                namespaces=coverage.op_namespaces() - self.known_ops)
                 profiled.append(measured)
         self.guard.verify("in forward, the profiled call")
@@ -165,13 +188,13 @@ class Runner:
 
     def time(self, request: messages.Time) -> None:
         """Make the inputs, say so, and time the call when the judge says go (its clock runs from there)."""
-        args = self.inputs(request.seed)
+        args, call = self.prepared(self.inputs(request.seed), request.seed, request.upstream, "a timed call")
         self.last = None
         self.reply(messages.Armed())
         messages.Go.read(self.receive())
         with failing_as("failed while timing"):
-            sample = self.timer(self.candidate, args)
-        self.last = sample.output
+            sample = self.timer(call, args)
+        self.last = sample.output.flat() if self.training else sample.output
         self.reply(messages.Timed(event_ms=sample.event_ms, wall_ms=sample.wall_ms))
 
     def output(self, request: messages.Output) -> None:
