@@ -148,6 +148,8 @@ class Coverage(Frozen):
     calls: int = Field(description="Calls into the candidate's extension functions (and Triton launches)")
     triton_launches: int = Field(default=0, description="Of those, launches of Triton kernels")
     top: tuple[KernelTime, ...] = Field(default=(), description="The kernels and operators that took longest")
+    backward: Coverage | None = Field(default=None, description="A training problem's backward, measured apart "
+                                      "(the fields above cover forward and backward together)")
 
     @property
     def percent(self) -> str:

@@ -44,7 +44,7 @@ from harness.child.triton_jit import JitClock, warm_driver
 from harness.child.workload import Instance, same_init
 from harness.markers import CANDIDATE_FILE, WARM_TRITON_ENV
 from harness.protocol import uses_triton
-from harness.types import HARNESS_ERROR
+from harness.types import HARNESS_ERROR, Coverage
 
 
 class Runner:
@@ -151,19 +151,11 @@ class Runner:
             raise EvalFailure("incorrect", f"{what}: ModelNew.forward modified its input(s) {changed}")
         self.reply(messages.Called(), value=self.kept[1])
 
-    def prepared(self, inputs: list, seed: int, shapes: list, what: str) -> tuple[list, Callable[..., Any]]:
-        """The arguments and the function of a profiled or timed call: the candidate and its inputs, or on a
-        training problem its forward and backward, from leaves and upstream gradients made here, before the clock or
-        the profiler runs (`shapes`: the judge's [shape, dtype] of each)."""
-        if not self.training:
-            return inputs, self.candidate
+    def upstream(self, seed: int, shapes: list, what: str) -> list:
+        """A training problem's upstream gradients for a profiled or timed call, made before the profiler or the clock
+        runs (`shapes`: the judge's [shape, dtype] of each)."""
         with failing_as(f"the upstream gradients could not be made ({what})"):
-            grads_in = upstream([(torch.Size(shape), getattr(torch, dtype)) for shape, dtype in shapes], self.device,
-                                seed)
-
-        def call(*args):
-            return forward_backward(self.candidate, list(args), grads_in, what=what)
-        return leaves(inputs), call
+            return upstream([(torch.Size(shape), getattr(torch, dtype)) for shape, dtype in shapes], self.device, seed)
 
     def settled(self, _: messages.Settled) -> None:
         if self.kept is None:
@@ -175,20 +167,44 @@ class Runner:
     def profile(self, request: messages.Profile) -> None:
         """Profiled forwards on one set of inputs, the median by share: on the CPU, where time is wall time,
         several (a call the machine interrupts inside one range moves that call's share, not the median)."""
-        args, call = self.prepared(self.inputs(request.seed), request.seed, request.upstream, "the profiled call")
+        inputs = self.inputs(request.seed)
         cuda = self.device.type == "cuda"
         profiled = []
+
+        def measured(run: Callable[[], object]) -> tuple[Coverage, object]:
+            return coverage.measure(run, frozenset(loaded_modules), cuda,
+                                    namespaces=coverage.op_namespaces() - self.known_ops)
         with failing_as("ModelNew.forward failed (the profiled call)"):
             for _ in range(1 if cuda else coverage.CPU_PROFILED_CALLS):
-                measured, _ = coverage.measure(lambda: call(*args), frozenset(loaded_modules), cuda,
-                                               namespaces=coverage.op_namespaces() - self.known_ops)
-                profiled.append(measured)
+                if not self.training:
+                    profiled.append(measured(lambda: self.candidate(*inputs))[0])
+                    continue
+                profiled.append(self.profiled_step(inputs, request, measured))
         self.guard.verify("in forward, the profiled call")
         self.reply(messages.Profiled(coverage=coverage.median_by_share(profiled).model_dump(mode="json")))
 
+    def profiled_step(self, inputs: list, request: messages.Profile,
+                      measured: Callable[[Callable[[], object]], tuple[Coverage, object]]) -> Coverage:
+        """A training problem's profiled call: its forward and its backward measured apart, on fresh leaves (no
+        gradient adds up across calls)."""
+        grads_in = self.upstream(request.seed, request.upstream, "the profiled call")
+        halves: dict[str, Coverage] = {}
+
+        def apart(half: str, run: Callable[[], object]) -> object:
+            halves[half], value = measured(run)
+            return value
+        forward_backward(self.candidate, leaves(inputs), grads_in, what="the profiled call", around=apart)
+        return coverage.combined(halves["forward"], halves.get("backward"))
+
     def time(self, request: messages.Time) -> None:
         """Make the inputs, say so, and time the call when the judge says go (its clock runs from there)."""
-        args, call = self.prepared(self.inputs(request.seed), request.seed, request.upstream, "a timed call")
+        args, call = self.inputs(request.seed), self.candidate
+        if self.training:
+            grads_in = self.upstream(request.seed, request.upstream, "a timed call")
+            args = leaves(args)
+
+            def call(*leaf_args):
+                return forward_backward(self.candidate, list(leaf_args), grads_in, what="a timed call")
         self.last = None
         self.reply(messages.Armed())
         messages.Go.read(self.receive())

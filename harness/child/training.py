@@ -12,6 +12,7 @@ Runs in both children: the runner on ModelNew, the judge on the reference and on
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -59,14 +60,22 @@ class Step:
         return shapes_of(self.outputs)
 
 
+Around = Callable[[str, Callable[[], object]], object]  # runs one half ("forward", "backward"), returns its value
+
+
+def plainly(_half: str, run: Callable[[], object]) -> object:
+    return run()
+
+
 def forward_backward(model, args: list, grads_in: list[torch.Tensor] | None = None, *, seed: int | None = None,
-                     what: str = "the call") -> Step:
+                     what: str = "the call", around: Around = plainly) -> Step:
     """Forward, then backward from `grads_in` (or, where None, from the upstream `seed` draws for the outputs'
-    shapes). `args` are leaves (`leaves`); the parameters' gradients are cleared first."""
+    shapes). `args` are leaves (`leaves`); the parameters' gradients are cleared first. `around` runs each half
+    (the profiler measures them apart)."""
     for p in model.parameters():
         p.grad = None
     with torch.enable_grad():
-        out = model(*args)
+        out = around("forward", lambda: model(*args))
         outs = floating_outputs(out)
         for i, t in enumerate(outs):
             if not t.requires_grad:
@@ -79,7 +88,7 @@ def forward_backward(model, args: list, grads_in: list[torch.Tensor] | None = No
             assert seed is not None
             grads_in = upstream(shapes_of(out), outs[0].device if outs else "cpu", seed)
         if outs:
-            torch.autograd.backward(outs, grads_in)
+            around("backward", lambda: torch.autograd.backward(outs, grads_in))
     grads = [_grad(x) for x in args if _floating(x)] + [_grad(p) for p in model.parameters()]
     return Step(tuple(t.detach() for t in tensors(out)), tuple(grads))
 
