@@ -38,6 +38,7 @@ CONTENDED = "contended"
 UNINFORMATIVE = "uninformative_problem"
 NO_KERNEL_RAN = "no_kernel_ran"
 LOW_COVERAGE = "low_coverage"
+LOW_BACKWARD_COVERAGE = "low_backward_coverage"
 INTERPRETED = "interpreted"
 
 TABLE: tuple[Flag, ...] = (
@@ -70,6 +71,9 @@ TABLE: tuple[Flag, ...] = (
          "correct, but none of the candidate's own kernels ran in its forward: it is rejected, PyTorch did the work"),
     Flag(LOW_COVERAGE, True, "coverage",
          "its own kernels did less than the required share of the measured work; PyTorch did the rest"),
+    Flag(LOW_BACKWARD_COVERAGE, True, "coverage",
+         "a training problem: its own kernels did less than the required share of the backward's work; PyTorch's "
+         "autograd did the rest"),
     Flag(INTERPRETED, True, "coverage",
          "its Triton kernels ran in Triton's CPU interpreter: correct, but the time is not a kernel's"),
 )

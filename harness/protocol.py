@@ -88,6 +88,8 @@ class WorkerSpec(Frozen):
     rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
     workloads: tuple[Workload, ...] = Field(default=(DEFAULT,), description="The problem's workloads, default first")
     memory_gb: float | None = Field(default=None, description="The problem's declared MEMORY_GB, if any")
+    training: bool = Field(default=False, description="TRAINING: each call a forward and a backward, the "
+                                                      "gradients judged beside the outputs")
     check: CheckSpec = Field(default_factory=CheckSpec, description="The check that decides correctness")
     also: CheckSpec | None = Field(default=None, description="A second check whose verdict is recorded beside")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")

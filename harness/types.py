@@ -78,6 +78,8 @@ class Problem(Frozen):
                                                                  "does not fit the problem (replaces --min-coverage)")
     workloads: tuple[Workload, ...] = Field(default=(DEFAULT,), description="Its input sets: the file as written "
                                             "(default) first, then WORKLOADS")
+    training: bool = Field(default=False, description="TRAINING: evaluated in training mode, each call a forward "
+                                                      "and a backward, outputs and gradients judged")
 
 
 class Candidate(Frozen):
@@ -146,6 +148,8 @@ class Coverage(Frozen):
     calls: int = Field(description="Calls into the candidate's extension functions (and Triton launches)")
     triton_launches: int = Field(default=0, description="Of those, launches of Triton kernels")
     top: tuple[KernelTime, ...] = Field(default=(), description="The kernels and operators that took longest")
+    backward: Coverage | None = Field(default=None, description="A training problem's backward, measured apart "
+                                      "(the fields above cover forward and backward together)")
 
     @property
     def percent(self) -> str:

@@ -112,8 +112,9 @@ def _outside(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> tupl
     return (finite & (diff > atol + rtol * r.abs())) | (r_nan != o_nan) | (r_inf & (o != r)), diff, r
 
 
-def compare(out: object, ref: object, atol: float, rtol: float) -> Comparison:
-    """Compare outputs of the same structure (a tensor, or a tuple/list of tensors and numbers)."""
+def compare(out: object, ref: object, atol: float, rtol: float, names: list[str] | None = None) -> Comparison:
+    """Compare outputs of the same structure (a tensor, or a tuple/list of tensors and numbers); `names`: what each
+    item of a tuple is called in messages (else output[i])."""
     if isinstance(ref, torch.Tensor):
         return compare_tensor(out, ref, atol, rtol)
     if isinstance(ref, (tuple, list)):
@@ -122,7 +123,7 @@ def compare(out: object, ref: object, atol: float, rtol: float) -> Comparison:
             return Comparison(False, f"output must be a {type(ref).__name__} of {len(ref)} items, got {got}")
         worst = Comparison(True, None, 0.0, 0.0, 0.0)
         for i, (o, r) in enumerate(zip(out, ref)):
-            c = compare_tensor(o, r, atol, rtol, f"output[{i}]") if isinstance(r, torch.Tensor) \
+            c = compare_tensor(o, r, atol, rtol, item_name(i, names)) if isinstance(r, torch.Tensor) \
                 else compare(o, r, atol, rtol)
             if not c.ok:
                 return c
@@ -133,6 +134,10 @@ def compare(out: object, ref: object, atol: float, rtol: float) -> Comparison:
         ok = type(out) is type(ref) and abs(out - ref) <= atol + rtol * abs(ref)
         return Comparison(ok, None if ok else f"output {out!r} != expected {ref!r}")
     return Comparison(False, f"unsupported reference output type {type(ref).__name__}")
+
+
+def item_name(i: int, names: list[str] | None) -> str:
+    return names[i] if names and i < len(names) else f"output[{i}]"
 
 
 def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:

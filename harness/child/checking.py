@@ -18,7 +18,16 @@ import torch
 
 from harness.checks import CheckSpec
 from harness.child.channel import Shared
-from harness.child.check import compare, compare_tensor, one_value, output_stats, seed_sample, tensors, varies
+from harness.child.check import (
+    compare,
+    compare_tensor,
+    item_name,
+    one_value,
+    output_stats,
+    seed_sample,
+    tensors,
+    varies,
+)
 from harness.child.common import EvalFailure, failing_as, trial_seed
 from harness.child.judge_workload import JudgeWorkload, Record, fits
 from harness.child.remote import KEPT, Remote
@@ -130,7 +139,7 @@ class Checking:
         with self.part(self.check_parts, "inputs_s"):
             inputs = self.inputs(label)
         with self.part(self.check_parts, "reference_s"):
-            expected = self.expected(inputs, observe=self.observe_reference if observe else None)
+            expected = self.expected(inputs, self.seed(label), observe=self.observe_reference if observe else None)
         del inputs
         # Poison only before trial 0's two runs (defenses.Poison): later trials' inputs are fresh, and nothing has
         # computed on them in the runner before the candidate runs, so its freed memory cannot hold their answers; an
@@ -184,7 +193,7 @@ class Checking:
                 if not ok:
                     return None
                 judged = JudgeWorkload(workload, instance, self.device, self.dtype, self.seed("init"),
-                                       truth=self.wants_truth and truth_fits)
+                                       truth=self.wants_truth and truth_fits, training=self.spec.training)
         self.remote.workload(values, workload.distribution, what)
         self.current, self.current_key = judged, key
         return judged
@@ -210,11 +219,12 @@ class Checking:
 
     # ---- expected outputs and the judgement ----
 
-    def expected(self, inputs: list, observe=None) -> Expected:
+    def expected(self, inputs: list, seed: int, observe=None) -> Expected:
+        """What the call of `seed` (its inputs, and a training problem's upstream gradients) is judged against."""
         with self.reference_runs("running the reference"):
-            reference = self.entered.reference(*inputs)
+            reference = self.entered.run(inputs, seed)
             self.sync()
-        truth = self.entered.truth_of(inputs, reference)
+        truth = self.entered.truth_of(inputs, reference, seed)
         self.sync()
         self.truth_fell_back |= self.wants_truth and truth is None
         if observe:
@@ -226,13 +236,13 @@ class Checking:
         under the other one where there is one. One value everywhere where the reference varies is wrong, however
         close the tolerance lets it come."""
         self.see_other(out, expected)
-        result = judge(out, expected, self.spec.check, self.atol, self.rtol)
+        result = judge(out, expected, self.spec.check, self.atol, self.rtol, self.entered.names)
         if self.current is self.default:  # said first: it is what is wrong, whatever else the check found
             for i, (mine, ref, stats) in enumerate(zip(tensors(out), tensors(expected.reference),
                                                        self.reference_stats)):
                 if varies(stats) and (mine.shape, mine.dtype, mine.device) == (ref.shape, ref.dtype, ref.device) \
                         and one_value(mine):
-                    where = f"output[{i}]" if len(self.reference_stats) > 1 else "output"
+                    where = item_name(i, self.entered.names) if len(self.reference_stats) > 1 else "output"
                     raise EvalFailure("incorrect", f"{what}: {where} is {float(mine.reshape(-1)[0]):g} everywhere, "
                                                    f"where the reference varies (std {stats.std:.3g}, mean |x| "
                                                    f"{stats.mean_abs:.3g}): an output of one value is never right "
@@ -274,7 +284,7 @@ class Checking:
         if side != "candidate" or out is not KEPT or (round_ >= 2 and self.draw.random() >= RECHECK_SHARE):
             return
         what = self.call_name(self.entered.workload, f"timed call {round_}")
-        expected = self.expected(self.inputs(label))
+        expected = self.expected(self.inputs(label), self.seed(label))
         found, handover_ms = self.remote.output(what, expected.reference)
         self.copies.append(self.copy_ms(expected.reference, on_device=self.remote.channel.last_box == "device"))
         self.deferred.append(handover_ms - self.copies[-1])

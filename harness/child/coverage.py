@@ -85,6 +85,21 @@ def measure(call: Callable[[], object], modules: frozenset[str], cuda: bool,
     return coverage.model_copy(update={"triton_launches": triton_launches}), returned
 
 
+def combined(forward: Coverage, backward: Coverage | None) -> Coverage:
+    """A training problem's call, its forward and backward measured apart: their sums and shares together, with the
+    backward's own measurement kept beside (its share is what says whether autograd did the backward)."""
+    if backward is None:
+        return forward
+    candidate, pytorch, other = (getattr(forward, f) + getattr(backward, f)
+                                 for f in ("candidate_ms", "pytorch_ms", "other_ms"))
+    done = candidate + pytorch + other
+    top = sorted((*forward.top, *backward.top), key=lambda k: -k.ms)[:TOP]
+    return Coverage(share=candidate / done if done > 0 else None, candidate_ms=candidate, pytorch_ms=pytorch,
+                    other_ms=other, calls=forward.calls + backward.calls,
+                    triton_launches=forward.triton_launches + backward.triton_launches, top=tuple(top),
+                    backward=backward)
+
+
 def median_by_share(measured: list[Coverage]) -> Coverage:
     """The profiled call whose share is the median (calls with no measurable work sort first)."""
     ranked = sorted(measured, key=lambda c: -1.0 if c.share is None else c.share)

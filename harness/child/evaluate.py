@@ -41,6 +41,7 @@ from harness.child.common import (
 from harness.child.judge_workload import JudgeWorkload, Record, fits
 from harness.child.remote import Remote
 from harness.child.timing import Side, time_interleaved
+from harness.child.training import parameter_shapes
 from harness.child.workload import Instance
 from harness.figures import (
     CheckParts,
@@ -136,7 +137,7 @@ class Evaluation(Checking):
         self.runner_wait_ms = trips[0]  # the first reply: the runner's start-up not yet done, if it was not
         self.remote.setup(dict(problem_path=self.spec.problem_path, build_dir=self.spec.build_dir,
                                target=self.spec.target, dtype=self.spec.dtype, init_seed=self.seed("init"),
-                               scratch=self.spec.runner_scratch))
+                               scratch=self.spec.runner_scratch, training=self.spec.training))
         # The problem as written always runs; whether its float64 truth fits beside it is estimated only for a
         # problem that declares its memory (MEMORY_GB: above 24 GB), as the estimate costs the judge torch's meta
         # kernels (0.9 s of CPU the first time); elsewhere a truth that fails is a note.
@@ -147,11 +148,14 @@ class Evaluation(Checking):
                 _, truth_fits, note = fits(self.problem, self.device, self.dtype)
                 self.records[DEFAULT.name].note(note)
             self.default = JudgeWorkload(self.spec.workloads[0], self.problem, self.device, self.dtype,
-                                         self.seed("init"), truth=self.wants_truth and truth_fits)
+                                         self.seed("init"), truth=self.wants_truth and truth_fits,
+                                         training=self.spec.training)
         self.current, self.current_key = self.default, (DEFAULT.name, ())
         # what is left of the runner's loading the candidate and constructing it
         with self.part(self.setup_parts, "runner_s"):
-            self.remote.constructed()
+            parameters = self.remote.constructed()
+        if self.spec.training:
+            same_parameters(parameters, parameter_shapes(self.default.reference))
         self.stage_ends("setup")
 
     def profile(self) -> None:
@@ -159,7 +163,7 @@ class Evaluation(Checking):
         the candidate's own code did (coverage.py). Its output is not checked: a candidate that computes
         differently under the profiler, or reports its coverage falsely, changes only its own coverage."""
         self.enter(self.spec.workloads[0], {}, "the profiled call")
-        self.coverage = self.remote.profile(self.seed("coverage"))
+        self.coverage = self.remote.profile(self.seed("coverage"), self.default.upstream_wire())
         self.stage_ends("coverage")
 
     def time(self) -> None:
@@ -205,12 +209,14 @@ class Evaluation(Checking):
 
         def reference_inputs():
             label = f"timing-{prefix}reference-{next(counters['reference'])}"
-            return label, self.inputs(label)
+            return label, judged.timed_args(self.inputs(label), self.seed(label))
+
+        shapes = judged.upstream_wire()
 
         def candidate_seed():
             label = f"timing-{prefix}candidate-{next(counters['candidate'])}"
-            return label, [self.seed(label)]
-        sides = {"reference": self.outside_clock(Side(reference_inputs, judged.reference), gaps),
+            return label, [self.seed(label), shapes]
+        sides = {"reference": self.outside_clock(Side(reference_inputs, judged.timed_call()), gaps),
                  # no function for the candidate's side: its timer has the runner call the candidate
                  "candidate": Side(candidate_seed, None, self.remote.timer)}  # type: ignore[arg-type]
         ours, theirs = len(gaps), len(self.remote.gaps_ms)
@@ -315,6 +321,22 @@ class StageClock:
     def figures(self) -> StageSeconds:
         return StageSeconds(**{f"{name}_s": seconds for name, seconds in self.seconds.items()},
                             compile_s=self.jit.get("compile"), autotune_s=self.jit.get("autotune"))
+
+
+def same_parameters(candidate: list, reference: list) -> None:
+    """A training problem's gradients are judged parameter by parameter: ModelNew must have Model's parameters, by
+    name and shape, in the same order."""
+    try:
+        theirs = [(str(name), [int(n) for n in shape]) for name, shape in candidate]
+    except (TypeError, ValueError):
+        raise EvalFailure("runtime_error", "the candidate's process sent malformed parameters") from None
+    mine = [(name, list(shape)) for name, shape in reference]
+    if theirs != mine:
+        def show(params: list) -> str:
+            return ", ".join(f"{name} {tuple(shape)}" for name, shape in params) or "none"
+        raise EvalFailure("incorrect", "ModelNew's parameters differ from Model's, so their gradients cannot be "
+                                       f"judged: Model has {show(mine)}; ModelNew has {show(theirs)}. A training "
+                                       "problem's ModelNew keeps Model's parameters (names and shapes)")
 
 
 def quartiles(values: list[float]) -> tuple[float, float]:

@@ -7,6 +7,7 @@ import torch
 
 from harness.child.check import tensors
 from harness.child.common import construct, forward_inputs
+from harness.child.training import forward_backward, leaves, names, upstream
 from harness.child.truth import Truth
 from harness.child.workload import Instance
 from harness.workloads import Workload, WorkloadResult, WorkloadStatus
@@ -17,15 +18,53 @@ MEMORY_SHARE = 0.9  # of the device's memory (the host's available memory on the
 class JudgeWorkload:
     """One workload with one set of values (a drawn workload has one per trial)."""
 
-    def __init__(self, workload: Workload, instance: Instance, device, dtype, init_seed: int, truth: bool):
+    def __init__(self, workload: Workload, instance: Instance, device, dtype, init_seed: int, truth: bool,
+                 training: bool = False):
         self.workload = workload
         self.instance = instance
         self.values = instance.values
+        self.device, self.training = device, training
         self.reference = construct(instance.module.Model, instance.init_inputs, device, dtype, init_seed)
         self.truth = Truth(self.reference) if truth else None
+        self.upstream_shapes: list = []  # a training problem's, from its last call: the timed calls' upstream
+        self.names: list[str] | None = None  # a training problem's: what each item of a call's tuple is
 
-    def truth_of(self, inputs: list, reference_out: object) -> object | None:
-        return self.truth(inputs, reference_out) if self.truth is not None else None
+    def run(self, inputs: list, seed: int) -> object:
+        """The reference's call on these inputs: its forward, or on a training problem its forward and backward
+        from the upstream gradients of the call's `seed` (the outputs and gradients, flat: training.py)."""
+        if not self.training:
+            return self.reference(*inputs)
+        step = forward_backward(self.reference, leaves(inputs), seed=seed, what="the reference")
+        self.upstream_shapes = step.upstream_shapes()
+        self.names = names(self.reference, inputs, len(step.outputs))
+        return step.flat()
+
+    def truth_of(self, inputs: list, reference_out: object, seed: int) -> object | None:
+        if self.truth is None:
+            return None
+        if not self.training:
+            return self.truth(inputs, reference_out)
+        grads_in = [g.double() for g in upstream(self.upstream_shapes, self.device, seed)]
+        return self.truth.trained(inputs, reference_out, grads_in)
+
+    def upstream_wire(self) -> list:
+        """The upstream gradients' [shape, dtype] as the runner is told them (empty unless a training problem)."""
+        return [[list(shape), str(dtype).removeprefix("torch.")] for shape, dtype in self.upstream_shapes]
+
+    def timed_call(self):
+        """The reference's side of timing: a function of (the upstream gradients, *the inputs as leaves) on a training
+        problem (both made before the clock runs: timed_args), else the reference itself."""
+        if not self.training:
+            return self.reference
+
+        def call(grads_in, *args):
+            return forward_backward(self.reference, list(args), grads_in, what="the reference")
+        return call
+
+    def timed_args(self, inputs: list, seed: int) -> list:
+        if not self.training:
+            return inputs
+        return [upstream(self.upstream_shapes, self.device, seed), *leaves(inputs)]
 
 
 def planned_bytes(instance: Instance, dtype) -> tuple[int, int] | None:

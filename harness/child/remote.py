@@ -137,14 +137,15 @@ class Remote:
         crosses = self.device.type == "cuda" and device_share.supported(ordinal)
         self.channel.send(messages.Setup(**spec, device_outbox=ordinal if crosses else None).wire())
 
-    def constructed(self) -> None:
+    def constructed(self) -> list:
         """The runner's ready (with how its own start went, kept in `runner_start`: figures it sends before any
-        code of the candidate's runs), then its constructed."""
+        code of the candidate's runs), then its constructed, with ModelNew's [name, shape] parameters (a training
+        problem's; else empty)."""
         started = self.ask(None, messages.Ready, "while it started").started
         self.runner_start = {key: float(value) for key, value in started.items()
                              if key in RUNNER_START and type(value) in (int, float) and 0 <= value < 1e6}
         self.started = True
-        self.ask(None, messages.Constructed, "while ModelNew was constructed")
+        return self.ask(None, messages.Constructed, "while ModelNew was constructed").parameters
 
     def workload(self, values: dict, distribution: tuple[float, float], what: str) -> None:
         """Have the runner make its inputs from these constants (and its ModelNew from them, where they change the
@@ -177,18 +178,20 @@ class Remote:
         reply = self.maybe(messages.Settled(), messages.Settledness, f"({what})")
         return reply is not None and not reply.changed
 
-    def profile(self, seed: int) -> Coverage:
-        reply = self.maybe(messages.Profile(seed=seed), messages.Profiled, "(the profiled call)")
+    def profile(self, seed: int, upstream: list) -> Coverage:
+        """The candidate's coverage on the inputs of `seed` (`upstream`: a training problem's upstream gradients'
+        [shape, dtype]; else empty)."""
+        reply = self.maybe(messages.Profile(seed=seed, upstream=upstream), messages.Profiled, "(the profiled call)")
         try:
             return Coverage.model_validate(reply.coverage if reply is not None else None)
         except ValueError:
             raise EvalFailure("runtime_error", "the candidate's process sent a malformed coverage") from None
 
     def timer(self, _call, args: list) -> Sample:
-        """time_interleaved's timer for the candidate's side: `args` is [the call's seed]. The runner makes the
-        inputs, says it is ready, and times the call when told to go: this process's clock runs from `go` to the
-        reply."""
-        self.ask(messages.Time(seed=args[0]), messages.Armed, "(while timing)")
+        """time_interleaved's timer for the candidate's side: `args` is [the call's seed, the upstream gradients'
+        [shape, dtype] (a training problem's; else empty)]. The runner makes the inputs, says it is ready, and
+        times the call when told to go: this process's clock runs from `go` to the reply."""
+        self.ask(messages.Time(seed=args[0], upstream=args[1]), messages.Armed, "(while timing)")
         reply, fd, outside_ms = self.timed_exchange(messages.Go(), "(while timing)")
         times = self.parsed(self.closed(reply, fd), messages.Timed)
         if times is None or not all(math.isfinite(x) and 0 <= x for x in (times.event_ms, times.wall_ms)) or \

@@ -39,11 +39,12 @@ from harness.child.common import (
 )
 from harness.child.defenses import Guard, Poison, identical, output_problem, snapshot
 from harness.child.loader import import_candidate, install_extension_loader, loaded_modules
+from harness.child.training import forward_backward, leaves, parameter_shapes, upstream
 from harness.child.triton_jit import JitClock, warm_driver
 from harness.child.workload import Instance, same_init
 from harness.markers import CANDIDATE_FILE, WARM_TRITON_ENV
 from harness.protocol import uses_triton
-from harness.types import HARNESS_ERROR
+from harness.types import HARNESS_ERROR, Coverage
 
 
 class Runner:
@@ -71,6 +72,7 @@ class Runner:
             self.device, _, self.timer, self.sync = target_device(torch, spec.target)
             self.dtype = getattr(torch, spec.dtype)
             self.poison = Poison(self.device)
+            self.training = spec.training
         build_dir = Path(spec.build_dir)
         if uses_triton((build_dir / CANDIDATE_FILE).read_text()):
             self.jit = JitClock(interpreted=spec.target == "cpu")
@@ -90,7 +92,7 @@ class Runner:
             with Watch("in ModelNew.__init__", self.answer):
                 self.candidate = self.default_candidate = self.construct(self.default)
         self.guard.verify("in ModelNew.__init__")
-        self.reply(messages.Constructed())
+        self.reply(messages.Constructed(parameters=parameter_shapes(self.candidate) if self.training else []))
 
     def construct(self, instance: Instance):
         return construct(self.model_class, instance.init_inputs, self.device, self.dtype, self.init_seed)
@@ -117,16 +119,23 @@ class Runner:
     def inputs(self, seed: int) -> list:
         return self.current.inputs(self.device, self.dtype, seed)
 
+    def forward(self, args: list, seed: int, what: str) -> object:
+        """The candidate's call: its forward, or on a training problem its forward and backward (the outputs and
+        gradients, flat: training.py)."""
+        if self.training:
+            return forward_backward(self.candidate, args, seed=seed, what=what).flat()
+        return self.candidate(*args)
+
     def call(self, request: messages.Call) -> None:
         what = request.what
         inputs = self.inputs(request.seed)
-        mine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        mine = leaves(inputs) if self.training else [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         if request.poison:
             self.poison()
         first = not self.called  # its set-up and first call are what feedback quotes of its output
-        with failing_as(f"ModelNew.forward failed ({what})"):
+        with failing_as(f"ModelNew.{'forward or backward' if self.training else 'forward'} failed ({what})"):
             with Watch("in forward", self.answer) if first else contextlib.nullcontext():
-                out = self.candidate(*mine)
+                out = self.forward(mine, request.seed, what)
                 self.sync()
         if first:
             self.called = True
@@ -142,6 +151,12 @@ class Runner:
             raise EvalFailure("incorrect", f"{what}: ModelNew.forward modified its input(s) {changed}")
         self.reply(messages.Called(), value=self.kept[1])
 
+    def upstream(self, seed: int, shapes: list, what: str) -> list:
+        """A training problem's upstream gradients for a profiled or timed call, made before the profiler or the clock
+        runs (`shapes`: the judge's [shape, dtype] of each)."""
+        with failing_as(f"the upstream gradients could not be made ({what})"):
+            return upstream([(torch.Size(shape), getattr(torch, dtype)) for shape, dtype in shapes], self.device, seed)
+
     def settled(self, _: messages.Settled) -> None:
         if self.kept is None:
             raise messages.MalformedMessage("settled asked before a checked call")
@@ -155,23 +170,47 @@ class Runner:
         inputs = self.inputs(request.seed)
         cuda = self.device.type == "cuda"
         profiled = []
+
+        def measured(run: Callable[[], object]) -> tuple[Coverage, object]:
+            return coverage.measure(run, frozenset(loaded_modules), cuda,
+                                    namespaces=coverage.op_namespaces() - self.known_ops)
         with failing_as("ModelNew.forward failed (the profiled call)"):
             for _ in range(1 if cuda else coverage.CPU_PROFILED_CALLS):
-                measured, _ = coverage.measure(lambda: self.candidate(*inputs), frozenset(loaded_modules), cuda,
-                                               namespaces=coverage.op_namespaces() - self.known_ops)
-                profiled.append(measured)
+                if not self.training:
+                    profiled.append(measured(lambda: self.candidate(*inputs))[0])
+                    continue
+                profiled.append(self.profiled_step(inputs, request, measured))
         self.guard.verify("in forward, the profiled call")
         self.reply(messages.Profiled(coverage=coverage.median_by_share(profiled).model_dump(mode="json")))
 
+    def profiled_step(self, inputs: list, request: messages.Profile,
+                      measured: Callable[[Callable[[], object]], tuple[Coverage, object]]) -> Coverage:
+        """A training problem's profiled call: its forward and its backward measured apart, on fresh leaves (no
+        gradient adds up across calls)."""
+        grads_in = self.upstream(request.seed, request.upstream, "the profiled call")
+        halves: dict[str, Coverage] = {}
+
+        def apart(half: str, run: Callable[[], object]) -> object:
+            halves[half], value = measured(run)
+            return value
+        forward_backward(self.candidate, leaves(inputs), grads_in, what="the profiled call", around=apart)
+        return coverage.combined(halves["forward"], halves.get("backward"))
+
     def time(self, request: messages.Time) -> None:
         """Make the inputs, say so, and time the call when the judge says go (its clock runs from there)."""
-        args = self.inputs(request.seed)
+        args, call = self.inputs(request.seed), self.candidate
+        if self.training:
+            grads_in = self.upstream(request.seed, request.upstream, "a timed call")
+            args = leaves(args)
+
+            def call(*leaf_args):
+                return forward_backward(self.candidate, list(leaf_args), grads_in, what="a timed call")
         self.last = None
         self.reply(messages.Armed())
         messages.Go.read(self.receive())
         with failing_as("failed while timing"):
-            sample = self.timer(self.candidate, args)
-        self.last = sample.output
+            sample = self.timer(call, args)
+        self.last = sample.output.flat() if self.training else sample.output
         self.reply(messages.Timed(event_ms=sample.event_ms, wall_ms=sample.wall_ms))
 
     def output(self, request: messages.Output) -> None:

@@ -117,7 +117,7 @@ class Ready(Reply):
 
 @_declare("constructed")
 class Constructed(Reply):
-    pass
+    parameters: list  # a training problem's: ModelNew's [name, shape] pairs, which the judge holds to Model's
 
 
 @_declare("workload")
@@ -195,6 +195,7 @@ class Setup(Request):
     dtype: str
     init_seed: int
     scratch: str
+    training: bool  # a call is a forward and a backward (training.py)
     device_outbox: int | None  # the GPU whose outputs cross device to device (channel.py), or None
 
 
@@ -224,6 +225,7 @@ class Settled(Request):
 class Profile(Request):
     """Profiled forwards: the candidate's coverage (coverage.py)."""
     seed: int
+    upstream: list  # a training problem's: the [shape, dtype] of each upstream gradient, drawn before profiling
 
 
 @_declare("time", Armed)
@@ -231,6 +233,7 @@ class Time(Request):
     """One timed forward (timing.py's timer), its inputs made first, timed at the judge's Go: the times go back,
     the output is kept."""
     seed: int
+    upstream: list  # a training problem's: the [shape, dtype] of each upstream gradient, drawn before the clock runs
 
 
 @_declare("go", Timed, served=False)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from harness.checks import ELEMENT_FACTOR, NORM_FACTOR, CheckSpec
-from harness.child.check import Comparison, block, comparable, compare, compare_tensor, tensors
+from harness.child.check import Comparison, block, comparable, compare, compare_tensor, item_name, tensors
 from harness.child.common import describe
 from harness.child.mismatch import locate
 
@@ -55,16 +55,37 @@ class Truth:
             return None
         return out
 
+    def trained(self, inputs: list, reference_out: object, grads_in: list) -> object | None:
+        """A training problem's float64 outputs and gradients (training.py's flat tuple) for these inputs and upstream
+        gradients, or None (and the reason in `failure`)."""
+        from harness.child.training import forward_backward, leaves
 
-def judge(out: object, expected: Expected, spec: CheckSpec, atol: float, rtol: float) -> Comparison:
-    """`out` under the check `spec`: the truth bound, or allclose against the reference."""
+        if self.model is None:
+            return None
+        try:
+            out = forward_backward(self.model, leaves([x.double() if isinstance(x, torch.Tensor) and
+                                                       x.is_floating_point() else x for x in inputs]),
+                                   grads_in).flat()
+        except Exception as exc:  # noqa: BLE001 - an operator without a float64 kernel or backward, or no memory
+            self.model, self.failure = None, f"float64 could not run the reference's backward ({describe(exc)})"
+            return None
+        if [t.shape for t in tensors(out)] != [t.shape for t in tensors(reference_out)]:
+            self.model, self.failure = None, "the reference's float64 outputs differ in shape from its own"
+            return None
+        return out
+
+
+def judge(out: object, expected: Expected, spec: CheckSpec, atol: float, rtol: float,
+          names: list[str] | None = None) -> Comparison:
+    """`out` under the check `spec`: the truth bound, or allclose against the reference. `names`: what each item of
+    a tuple output is (a training problem's outputs and gradients), for messages."""
     if spec.mode == "allclose":
-        return compare(out, expected.reference, atol, rtol)
-    return compare_truth(out, expected.reference, expected.truth, atol, rtol)
+        return compare(out, expected.reference, atol, rtol, names)
+    return compare_truth(out, expected.reference, expected.truth, atol, rtol, names=names)
 
 
 def compare_truth(out: object, ref: object, truth: object | None, atol: float, rtol: float,
-                  where: str = "output") -> Comparison:
+                  where: str = "output", names: list[str] | None = None) -> Comparison:
     """Outputs of the same structure as the reference's (a tensor, or a tuple/list of tensors and numbers)."""
     if isinstance(ref, torch.Tensor):
         exact = truth if isinstance(truth, torch.Tensor) and truth.shape == ref.shape else None
@@ -73,12 +94,12 @@ def compare_truth(out: object, ref: object, truth: object | None, atol: float, r
         truths = truth if isinstance(truth, (tuple, list)) and len(truth) == len(ref) else [None] * len(ref)
         worst = Comparison(True, None, 0.0, 0.0, 0.0)
         for i, (o, r, t) in enumerate(zip(out, ref, truths)):
-            found = compare_truth(o, r, t, atol, rtol, f"output[{i}]")
+            found = compare_truth(o, r, t, atol, rtol, item_name(i, names))
             if not found.ok:
                 return found
             worst = _worse(worst, found)
         return worst
-    return compare(out, ref, atol, rtol)  # a number, or a structure that differs (compare says how)
+    return compare(out, ref, atol, rtol, names)  # a number, or a structure that differs (compare says how)
 
 
 def _worse(a: Comparison, b: Comparison) -> Comparison:

@@ -51,6 +51,7 @@ def observe(ctx: JobContext, child: ReadyChild | None) -> Observed | EvalResult:
         spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
                           dtype=settings.dtype, seed=ctx.batch.seed, trials=settings.trials, atol=job.problem.atol,
                           rtol=job.problem.rtol, workloads=job.problem.workloads, memory_gb=job.problem.memory_gb,
+                          training=job.problem.training,
                           check=settings.check_spec, also=job.also, timing=settings.timing.on(device.target),
                           result_path=str(child.report), runner_scratch=str(child.runner_work))
         triton_cache.stage_in(settings.cache_dir, build.build_sha256, child.runner_work)  # kernels compiled before

@@ -7,6 +7,10 @@ the work? What running can decide is decided here, by what ran, not by the stati
   low_coverage   its own kernels did less than the required share of the measured work (Settings.min_coverage,
                  0.5, or the problem's MIN_COVERAGE): PyTorch did the rest, or kernels it generated (torch.compile).
                  Flagged, and counted in no rate.
+  low_backward_coverage
+                 a training problem: its own kernels did less than that share of the backward's work, measured
+                 apart (a custom forward whose backward autograd derives from PyTorch's operators, or that calls
+                 autograd on a reference). Flagged, and counted in no rate.
   interpreted    on the cpu target, its Triton kernels ran in Triton's interpreter: correct or not, its time is
                  not a kernel's speed. Flagged, and counted in no rate.
 
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.flags import INTERPRETED, LOW_COVERAGE, NO_KERNEL_RAN
+from harness.flags import INTERPRETED, LOW_BACKWARD_COVERAGE, LOW_COVERAGE, NO_KERNEL_RAN
 from harness.types import Coverage, Target
 
 
@@ -37,6 +41,9 @@ def judge(coverage: Coverage | None, target: Target, min_coverage: float) -> Ker
     flags: tuple[str, ...] = (INTERPRETED,) if target == "cpu" and coverage.triton_launches else ()
     if coverage.share is not None and coverage.share < min_coverage:
         flags += (LOW_COVERAGE,)
+    backward = coverage.backward
+    if backward is not None and backward.share is not None and backward.share < min_coverage:
+        flags += (LOW_BACKWARD_COVERAGE,)
     return KernelUse(flags)
 
 

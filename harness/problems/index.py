@@ -24,7 +24,7 @@ from harness.problems.workload_file import parse_workloads
 from harness.types import Problem
 
 METADATA = ("LEVEL", "TAGS", "TARGET", "TOLERANCE", "ATOL", "RTOL", "MEMORY_GB", "FLOPS", "BYTES", "MAX_SPEEDUP",
-            "MIN_COVERAGE", "WORKLOADS")
+            "MIN_COVERAGE", "WORKLOADS", "TRAINING")
 
 
 class ProblemError(InputError, ValueError):
@@ -125,6 +125,9 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
     if target not in ("cuda", "cpu"):
         raise ProblemError(f"{path}: TARGET must be 'cuda' or 'cpu', not {target!r}")
     numbers = _positive_numbers(path, constants)
+    training = constants.get("TRAINING", False)
+    if not isinstance(training, bool):
+        raise ProblemError(f"{path}: TRAINING must be True or False, not {training!r}")
     doc = ast.get_docstring(tree) or ""
     return Problem(
         id=pid,
@@ -142,6 +145,7 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
         max_speedup=numbers.max_speedup,
         min_coverage=numbers.min_coverage,
         workloads=parse_workloads(path, tree, constants.get("WORKLOADS"), ProblemError),
+        training=training,
     )
 
 

@@ -20,7 +20,7 @@ from harness.types import HARNESS_ERROR, Coverage
 COVERAGE = Coverage(share=0.5, candidate_ms=1.0, pytorch_ms=1.0, calls=1)
 SAMPLES: dict[type[messages.Reply], messages.Reply] = {
     messages.Pong: messages.Pong(), messages.Ready: messages.Ready(started={"ready_s": 1.5, "bogus": 2.0}),
-    messages.Constructed: messages.Constructed(), messages.WorkloadMade: messages.WorkloadMade(),
+    messages.Constructed: messages.Constructed(parameters=[]), messages.WorkloadMade: messages.WorkloadMade(),
     messages.Called: messages.Called(), messages.Settledness: messages.Settledness(changed=False),
     messages.Profiled: messages.Profiled(coverage=COVERAGE.model_dump(mode="json")), messages.Armed: messages.Armed(),
     messages.Timed: messages.Timed(event_ms=1.25, wall_ms=1.25), messages.Handed: messages.Handed(),
@@ -29,7 +29,8 @@ SAMPLES: dict[type[messages.Reply], messages.Reply] = {
 }
 OUTPUT = torch.arange(6.0)
 DECLARED = {**messages.REQUESTS, messages.Go.NAME: messages.Go}
-SPEC = dict(problem_path="/p/relu.py", build_dir="/b", target="cpu", dtype="float32", init_seed=3, scratch="/s")
+SPEC = dict(problem_path="/p/relu.py", build_dir="/b", target="cpu", dtype="float32", init_seed=3, scratch="/s",
+            training=False)
 
 
 class FakeRunner(threading.Thread):
@@ -75,8 +76,8 @@ def every_request(remote: Remote) -> None:
     remote.workload({"N": 4}, (0.0, 1.0), "a workload")
     assert torch.equal(remote.call(5, True, "the first call", OUTPUT), OUTPUT)
     assert remote.settled("the first call") is True
-    assert remote.profile(6) == COVERAGE
-    sample = remote.timer(None, [7])
+    assert remote.profile(6, []) == COVERAGE
+    sample = remote.timer(None, [7, []])
     assert (sample.event_ms, sample.wall_ms, sample.output) == (1.25, 1.25, KEPT)
     found, handover_ms = remote.output("a timed call", OUTPUT)
     assert torch.equal(found, OUTPUT) and handover_ms >= 0
@@ -151,9 +152,10 @@ def test_an_unknown_or_malformed_request_ends_the_runner_as_the_harness_s_error(
 @pytest.mark.parametrize(("op", "answer", "asks", "expected"), [
     # a reply out of turn, malformed times, a malformed coverage or failure: the candidate's runtime_error
     ("workload", [messages.Pong().wire()], lambda r: r.workload({}, (0.0, 1.0), "w"), "answered out of turn"),
-    ("profile", [{"event": "profiled", "coverage": "all of it"}], lambda r: r.profile(1), "malformed coverage"),
-    ("go", [{"event": "timed", "event_ms": 1, "wall_ms": 1.0}], lambda r: r.timer(None, [1]), "malformed times"),
-    ("go", [{"event": "timed", "event_ms": -1.0, "wall_ms": -1.0}], lambda r: r.timer(None, [1]), "malformed times"),
+    ("profile", [{"event": "profiled", "coverage": "all of it"}], lambda r: r.profile(1, []), "malformed coverage"),
+    ("go", [{"event": "timed", "event_ms": 1, "wall_ms": 1.0}], lambda r: r.timer(None, [1, []]), "malformed times"),
+    ("go", [{"event": "timed", "event_ms": -1.0, "wall_ms": -1.0}], lambda r: r.timer(None, [1, []]),
+     "malformed times"),
     ("end", [{"event": "failure", "status": 1, "message": "m"}], lambda r: r.end(), "malformed failure"),
     ("call", [messages.Called().wire()], lambda r: r.call(1, False, "c", OUTPUT), "sent no output"),
     # figures that say nothing believable are none

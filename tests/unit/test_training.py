@@ -1,0 +1,62 @@
+"""training.py: a training problem's call, differential against plain autograd (the truth for what a forward and a
+backward give), with its upstream gradients drawn from the call's seed alone."""
+import pytest
+import torch
+import torch.nn as nn
+
+from harness.child.common import EvalFailure
+from harness.child.training import forward_backward, leaves, names, upstream
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(6, 4)
+        self.unused = nn.Parameter(torch.ones(3))
+
+    def forward(self, x, scale, index):
+        return self.linear(x) * scale, index + 1
+
+
+def test_a_call_gives_what_plain_autograd_gives_for_the_same_upstream_gradient():
+    torch.manual_seed(0)
+    model, x, scale, index = Net(), torch.randn(5, 6), torch.randn(1), torch.arange(3)
+    step = forward_backward(model, leaves([x, scale, index]), seed=1234)
+    xs, ss = x.clone().requires_grad_(), scale.clone().requires_grad_()
+    out, _ = model(xs, ss, index)
+    [grad_out] = upstream([(out.shape, out.dtype)], "cpu", 1234)
+    model.zero_grad(set_to_none=True)
+    out.backward(grad_out)
+    # parameters in named_parameters() order (the module's own first); the unused one's gradient zeros, not None
+    expected = (out.detach(), index + 1, xs.grad, ss.grad, torch.zeros(3), model.linear.weight.grad,
+                model.linear.bias.grad)
+    assert len(step.flat()) == len(expected)
+    for got, want in zip(step.flat(), expected):
+        assert torch.equal(got, want)
+    assert names(model, [x, scale, index], len(step.outputs)) == [
+        "output[0]", "output[1]", "the gradient of x", "the gradient of scale", "the gradient of unused",
+        "the gradient of linear.weight", "the gradient of linear.bias"]
+
+
+def test_the_upstream_gradient_is_the_seeds_alone():
+    shapes = [(torch.Size([4, 3]), torch.float32), (torch.Size([2]), torch.float64)]
+    first, again, other = (upstream(shapes, "cpu", seed) for seed in (7, 7, 8))
+    assert all(torch.equal(a, b) for a, b in zip(first, again))
+    assert not torch.equal(first[0], other[0])
+    assert [(t.shape, t.dtype) for t in first] == shapes
+
+
+def test_a_detached_output_is_incorrect_and_says_why():
+    class Detached(nn.Module):
+        def forward(self, x):
+            return (x * 2).detach()
+    with pytest.raises(EvalFailure, match="does not require grad") as caught:
+        forward_backward(Detached(), leaves([torch.randn(3)]), seed=1)
+    assert caught.value.status == "incorrect"
+
+
+def test_leaves_leave_the_callers_inputs_alone():
+    x, n = torch.randn(3), torch.arange(2)
+    [leaf, same] = leaves([x, n])
+    assert leaf.requires_grad and leaf.is_leaf and not x.requires_grad and leaf.data_ptr() != x.data_ptr()
+    assert same is n
