@@ -112,6 +112,8 @@ class BaselineItem(ProblemRef):
     """A problem whose baselines the baseline child measures, and which kinds of them."""
 
     kinds: tuple[str, ...] = Field(description="Kinds from BASELINE_KINDS to measure (eager is always timed)")
+    training: bool = Field(default=False, description="TRAINING: each timed call a forward and a backward, as the "
+                                                      "evaluation times it")
 
 
 class BaselineSpec(Frozen):

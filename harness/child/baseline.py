@@ -34,6 +34,7 @@ from harness.child.common import (
 )
 from harness.child.gate import Stage, static_observation
 from harness.child.timing import Side, summarize, time_interleaved
+from harness.child.training import forward_backward, leaves, upstream
 from harness.child.workload import import_problem
 from harness.protocol import BaselineItem, BaselineSpec
 from harness.types import BASELINE_KINDS, Baseline, Peaks
@@ -71,6 +72,10 @@ def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync)
     with torch.no_grad():
         models = {"eager": construct(problem.Model, init, device, dtype, init_seed)}
         compile_kinds = [k for k in item.kinds if BASELINE_KINDS[k]]
+        if item.training:  # compiled forward and backward: not measured yet
+            failed.update({k: "torch.compile baselines are not measured for training problems yet"
+                           for k in compile_kinds})
+            compile_kinds = []
         if compile_kinds:
             check_inputs = seeded_inputs(problem, device, dtype, spec.seed, "compile-check")
             expected = models["eager"](*check_inputs)
@@ -94,6 +99,8 @@ def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync)
             del check_inputs, expected
         sides: dict[str, Side] = {kind: timed_side(problem, device, dtype, spec.seed, kind, model)
                                   for kind, model in models.items()}
+        if item.training:  # a forward and a backward, as the evaluation times the reference
+            sides = {"eager": trained_side(problem, device, dtype, spec.seed, models["eager"])}
         # each side the share of the budget an evaluation gives each of its two (the reference's, the candidate's)
         timing = spec.timing.model_copy(update={"budget_s": spec.timing.budget() * len(sides) / 2})
         cpus = cpu_load.usable_cpus() if device.type == "cpu" else set()
@@ -150,6 +157,24 @@ def measure_peaks(target: str, device, timer, gemms: bool = True) -> Peaks:
         del a, b
     return Peaks(bandwidth_gbs=bandwidth, tflops=tflops, details=details, best_bandwidth_gbs=best,
                  foreign_cpu=load.foreign if load else None)
+
+
+def trained_side(problem, device, dtype, seed: int, model) -> Side:
+    """A training problem's eager side: each call a forward and a backward from upstream gradients of its own, made
+    with its leaves outside the timer (their shapes from one forward and backward first)."""
+    first = forward_backward(model, leaves(seeded_inputs(problem, device, dtype, seed, "timing-shapes")), seed=seed)
+    shapes = first.upstream_shapes()
+    del first
+    counter = iter(range(1 << 62))
+
+    def prepare():
+        label = f"timing-eager-{next(counter)}"
+        inputs = seeded_inputs(problem, device, dtype, seed, label)
+        return label, [upstream(shapes, device, trial_seed(seed, label)), *leaves(inputs)]
+
+    def call(grads_in, *args):
+        return forward_backward(model, list(args), grads_in)
+    return Side(prepare, call)
 
 
 def main(argv: list[str]) -> int:

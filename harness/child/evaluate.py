@@ -219,13 +219,7 @@ class Evaluation(Checking):
         sides = {"reference": self.outside_clock(Side(reference_inputs, judged.timed_call()), gaps),
                  # no function for the candidate's side: its timer has the runner call the candidate
                  "candidate": Side(candidate_seed, None, self.remote.timer)}  # type: ignore[arg-type]
-        ours, theirs = len(gaps), len(self.remote.gaps_ms)
-        found = time_interleaved(sides, self.timer, settings, inspect=self.recheck)
-        # The warm-up calls' gaps are no measurements (a process's first cache flush faults its buffer's pages in,
-        # 0.2 s on a CPU): with 5 timed calls one such gap widened the reference's spread past a hidden 26 ms
-        del gaps[ours:ours + settings.warmups()]
-        del self.remote.gaps_ms[theirs:theirs + settings.warmups()]
-        return found
+        return time_interleaved(sides, self.timer, settings, inspect=self.recheck)
 
     def outside_clock(self, side: Side, gaps: list[float]) -> Side:
         """The reference's side, with the clock the runner's calls get around them (remote.Remote.timer): the
