@@ -78,7 +78,8 @@ class WorkerReport(Frozen):
 class WorkerSpec(Frozen):
     """What the parent asks one evaluation child to do (written as JSON, path passed on argv)."""
 
-    problem_path: str = Field(description="Problem file to import")
+    problem_path: str = Field(description="Problem file, its name in tracebacks")
+    problem_source: str = Field(description="The problem's text as the parent indexed it: what is imported")
     build_dir: str = Field(description="Build directory holding candidate.py and manifest.json")
     target: Target = Field(description="cuda or cpu")
     dtype: str = Field(default="float32", description="Floating inputs and parameters are cast to this")
@@ -101,7 +102,8 @@ class ProblemRef(Frozen):
     """A problem as the parent hands it to a child (gate, baseline): the file to import and its tolerances."""
 
     id: str = Field(description="Problem id, echoed in the child's result lines")
-    path: str = Field(description="Problem file to import")
+    path: str = Field(description="Problem file, its name in tracebacks")
+    source: str = Field(description="The problem's text as the parent indexed it: what is imported")
     atol: float | None = Field(default=None, description="Problem's absolute tolerance override")
     rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
     workloads: tuple[Workload, ...] = Field(default=(DEFAULT,), description="Its workloads (the gate observes each; "

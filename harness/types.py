@@ -58,6 +58,10 @@ class Problem(Frozen):
     path: str = Field(description="Absolute path of the problem file")
     level: int | None = Field(description="Difficulty level from a levelN/ folder or a LEVEL constant")
     sha256: str = Field(description="SHA-256 of the file's bytes")
+    source: str = Field(exclude=True, repr=False,
+                        description="The file's text as indexed: every child imports this text, never the file "
+                                    "again, so a file changed during a run (a candidate's write where no sandbox "
+                                    "stops it) changes no reference of that run")
     description: str = Field(description="First line of the module docstring, or ''")
     atol: float | None = Field(default=None, description="Absolute tolerance override (TOLERANCE / ATOL)")
     rtol: float | None = Field(default=None, description="Relative tolerance override (TOLERANCE / RTOL)")

@@ -42,7 +42,7 @@ def timed(fn, args, device, runs=20):
 
 def main(problem_path, build_dir, target, *flags):
     device = torch.device("cuda" if target == "cuda" else "cpu")
-    problem = import_problem(problem_path)
+    problem = import_problem(problem_path, Path(problem_path).read_text())
     install_extension_loader(Path(build_dir), "load")
     candidate_module = import_candidate(Path(build_dir))
     init = problem.get_init_inputs()

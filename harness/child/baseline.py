@@ -63,7 +63,7 @@ def problem_costs(problem, dtype) -> dict:
 def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync) -> dict[str, Baseline]:
     """Every requested kind of this problem's reference, timed interleaved; a kind that fails says why."""
     dtype = getattr(torch, spec.dtype)
-    problem = import_problem(item.path)
+    problem = import_problem(item.path, item.source)
     costs = problem_costs(problem, dtype)  # a meta-device forward: no memory, any size
     init = problem.get_init_inputs()
     init_seed = trial_seed(spec.seed, "init")

@@ -124,7 +124,7 @@ class Evaluation(Checking):
         self.current_key = None
         # Until the candidate's code runs, a failure is the problem file's or the harness's (HARNESS_ERROR).
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
-            self.problem = Instance(spec.problem_path)
+            self.problem = Instance(spec.problem_path, spec.problem_source)
 
     def stage_ends(self, name: str) -> None:
         self.stages.ends(name)
@@ -135,7 +135,8 @@ class Evaluation(Checking):
         trips = self.remote.round_trips(ROUND_TRIPS)
         self.round_trip_ms = quartiles(trips)[0]
         self.runner_wait_ms = trips[0]  # the first reply: the runner's start-up not yet done, if it was not
-        self.remote.setup(dict(problem_path=self.spec.problem_path, build_dir=self.spec.build_dir,
+        self.remote.setup(dict(problem_path=self.spec.problem_path, problem_source=self.spec.problem_source,
+                               build_dir=self.spec.build_dir,
                                target=self.spec.target, dtype=self.spec.dtype, init_seed=self.seed("init"),
                                scratch=self.spec.runner_scratch, training=self.spec.training))
         # The problem as written always runs; whether its float64 truth fits beside it is estimated only for a

@@ -230,14 +230,14 @@ def precision_check(module, model, first, device, atol: float,
 def observe(item: ProblemRef, mode: str, target: str) -> GateObservation | str:
     """What the gate sees of one problem and each of its other workloads, or why it could not look at the problem
     as written (its failure); a workload that fails is told in its own observation."""
-    observed = observe_one(item.path, {}, (1.0, 0.0), mode, target, item.atol, item.rtol, timed=True)
+    observed = observe_one(item.path, item.source, {}, (1.0, 0.0), mode, target, item.atol, item.rtol, timed=True)
     if isinstance(observed, str):
         return observed
     others = []
     for workload in item.workloads[1:]:
         for values in ends(workload):
-            found = observe_one(item.path, values, workload.distribution, mode, target, item.atol, item.rtol,
-                                workload.timed)
+            found = observe_one(item.path, item.source, values, workload.distribution, mode, target, item.atol,
+                                item.rtol, workload.timed)
             others.append(WorkloadObservation(workload=workload.name, values=values,
                                               **({"error": found} if isinstance(found, str) else
                                                  {"observation": found})))
@@ -251,11 +251,11 @@ def ends(workload: Workload) -> list[dict]:
     return [{c: v[i] if isinstance(v, tuple) else v for c, v in workload.set.items()} for i in (0, 1)]
 
 
-def observe_one(path: str, values: dict, distribution, mode: str, target: str, atol, rtol,
+def observe_one(path: str, source: str, values: dict, distribution, mode: str, target: str, atol, rtol,
                 timed: bool) -> GateObservation | str:
     """What the gate sees of the problem with these values, or why it could not look (the problem's failure)."""
     try:
-        instance = _at("importing the problem failed", Instance, path, values, distribution)
+        instance = _at("importing the problem failed", Instance, path, source, values, distribution)
         module = instance.as_module()
         if mode == "static":
             return static_observation(module)

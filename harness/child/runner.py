@@ -67,7 +67,7 @@ class Runner:
 
     def setup(self, spec: messages.Setup) -> None:
         with failing_as("problem error: importing the problem failed", HARNESS_ERROR):
-            self.default = self.current = Instance(spec.problem_path)
+            self.default = self.current = Instance(spec.problem_path, spec.problem_source)
             self.init_seed = spec.init_seed
             self.device, _, self.timer, self.sync = target_device(torch, spec.target)
             self.dtype = getattr(torch, spec.dtype)

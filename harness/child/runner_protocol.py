@@ -190,6 +190,7 @@ class Setup(Request):
     """Import the problem and the built candidate, construct ModelNew (the judge's init seed); ready comes before
     the candidate's code runs."""
     problem_path: str
+    problem_source: str  # the text the parent indexed (protocol.WorkerSpec)
     build_dir: str
     target: str
     dtype: str

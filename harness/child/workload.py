@@ -11,16 +11,13 @@ import importlib.util
 from harness.child.common import forward_inputs
 
 
-def import_problem(path: str, values: dict | None = None, source: str | None = None):
-    """The problem module, with `values` (module constant -> value) assigned where the file assigns those names;
-    `source` is the file's text as read before (else it is read now)."""
+def import_problem(path: str, source: str, values: dict | None = None):
+    """The problem module from `source`, the file's text as the parent indexed it (`path` names it in tracebacks),
+    with `values` (module constant -> value) assigned where the file assigns those names."""
     spec = importlib.util.spec_from_file_location("reference_problem", path)
     if spec is None or spec.loader is None:  # not a file Python can import
         raise ImportError(f"cannot import {path} as a module")
     module = importlib.util.module_from_spec(spec)
-    if source is None:
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
     tree = ast.parse(source, filename=path)
     for node in tree.body:
         if (values and isinstance(node, ast.Assign) and len(node.targets) == 1
@@ -33,24 +30,19 @@ def import_problem(path: str, values: dict | None = None, source: str | None = N
 class Instance:
     """One workload's values in this process: the problem module with them set, and its init inputs."""
 
-    def __init__(self, path: str, values: dict | None = None, distribution: tuple[float, float] = (1.0, 0.0),
-                 source: str | None = None):
-        if source is None:
-            with open(path, encoding="utf-8") as f:
-                source = f.read()
+    def __init__(self, path: str, source: str, values: dict | None = None,
+                 distribution: tuple[float, float] = (1.0, 0.0)):
         self.path, self.source = path, source
         self.values = dict(values or {})
-        self.module = import_problem(path, self.values, source)
+        self.module = import_problem(path, source, self.values)
         self.init_inputs = self.module.get_init_inputs()
         if not isinstance(self.init_inputs, (list, tuple)):
             raise TypeError(f"get_init_inputs() returned {type(self.init_inputs).__name__}, not a list")
         self.distribution = distribution
 
     def variant(self, values: dict, distribution: tuple[float, float]) -> Instance:
-        """Another workload of the same problem, from the text this one read: the file is read once, before any
-        candidate code runs, so a candidate that rewrites it (where nothing stops it) changes no later workload's
-        reference."""
-        return Instance(self.path, values, distribution, source=self.source)
+        """Another workload of the same problem, from the same text."""
+        return Instance(self.path, self.source, values, distribution)
 
     def as_module(self):
         """The problem as a module whose get_inputs() gives this workload's inputs (the quality gate and the

@@ -186,7 +186,7 @@ def cmd_problems_new(args) -> int:
 
 def cmd_problems_show(args) -> int:
     problem = problem_index.resolve(args.problem, problem_root(args))
-    source = Path(problem.path).read_text()
+    source = problem.source
     if args.json:
         record = problem.model_dump()
         record["workloads"] = [w.record() for w in problem.workloads]

@@ -153,8 +153,8 @@ def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stor
     timing = settings.timing.on(device.target)
 
     def write_spec(remaining: list[str], spec, results) -> None:
-        items = tuple(BaselineItem(id=i, path=missing[i][0].path, atol=missing[i][0].atol, rtol=missing[i][0].rtol,
-                                   kinds=tuple(missing[i][1]), training=missing[i][0].training) for i in remaining)
+        items = tuple(BaselineItem(id=i, path=p.path, source=p.source, atol=p.atol, rtol=p.rtol, kinds=tuple(kinds),
+                                   training=p.training) for i in remaining for p, kinds in [missing[i]])
         spec.write_text(BaselineSpec(problems=items, target=device.target, dtype=settings.dtype, seed=seed,
                                      timing=timing, results_path=str(results)).model_dump_json())
 

@@ -48,7 +48,8 @@ def observe(ctx: JobContext, child: ReadyChild | None) -> Observed | EvalResult:
     child_age_s = time.monotonic() - child.started_at  # how long its processes had to start up
     contention = gpu_load.check_for(device, settings.contention_wait_s)  # other processes on the GPU
     try:
-        spec = WorkerSpec(problem_path=job.problem.path, build_dir=build.directory, target=device.target,
+        spec = WorkerSpec(problem_path=job.problem.path, problem_source=job.problem.source,
+                          build_dir=build.directory, target=device.target,
                           dtype=settings.dtype, seed=ctx.batch.seed, trials=settings.trials, atol=job.problem.atol,
                           rtol=job.problem.rtol, workloads=job.problem.workloads, memory_gb=job.problem.memory_gb,
                           training=job.problem.training,

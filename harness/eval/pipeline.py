@@ -75,12 +75,11 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
     jobs = list(jobs)  # rule flags are added to our copy
     store.ensure_run(run.name, kind=run.kind, target=device.target, device_name=device.name, model=run.model)
     results: dict[int, tuple[int, EvalResult]] = {}
-    problem_sources = {path: Path(path).read_text() for path in {job.problem.path for job in jobs}}
 
     def record(index: int, result: EvalResult, reused_from: int | None = None) -> None:
         job = jobs[index]
         row_id = store.add(run.name, result, candidate_source=job.candidate.source,
-                           problem_source=problem_sources[job.problem.path], reused_from=reused_from, turn=job.turn)
+                           problem_source=job.problem.source, reused_from=reused_from, turn=job.turn)
         results[index] = (row_id, result)
         events.evaluated(result)
 

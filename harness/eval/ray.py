@@ -13,7 +13,6 @@ import io
 import os
 import socket
 import tarfile
-from dataclasses import replace
 from pathlib import Path
 
 from harness.config import Settings
@@ -79,7 +78,7 @@ def build_task(candidate: Candidate, device: DeviceInfo, settings: Settings) -> 
     return result, pack(result.directory) if result.status == "ok" else None
 
 
-def eval_task(job: Job, problem_source: str, built: BuildResult, archive: bytes | None,
+def eval_task(job: Job, built: BuildResult, archive: bytes | None,
               context: BatchContext) -> EvalResult:
     import ray
 
@@ -92,12 +91,6 @@ def eval_task(job: Job, problem_source: str, built: BuildResult, archive: bytes 
     if archive and not Path(built.directory).is_dir():  # built on another node: the manifest's paths are absolute
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(built.directory, filter="data")
-    problem_path = Path(job.problem.path)
-    if not problem_path.is_file():
-        problem_path = settings.cache_dir / "problems" / f"{job.problem.sha256}.py"
-        problem_path.parent.mkdir(parents=True, exist_ok=True)
-        problem_path.write_text(problem_source)
-        job = replace(job, problem=job.problem.model_copy(update={"path": str(problem_path)}))
     try:
         return evaluate_built(context.job(job, built))
     except Exception as exc:  # noqa: BLE001 - a fault of ours on this node: the job's harness_error
@@ -114,7 +107,6 @@ def run_jobs_ray(jobs: list[Job], context: BatchContext, *, address: str | None 
     builder = ray.remote(build_task).options(num_cpus=settings.max_jobs, max_retries=0)
     evaluator = ray.remote(eval_task).options(num_cpus=EVAL_CPUS, num_gpus=1, max_retries=0)
     batch = Batch(jobs, device.target)
-    sources = {path: Path(path).read_text() for path in {job.problem.path for job in jobs}}
     builds = {builder.remote(candidate, device, settings): sha for sha, candidate in batch.to_build()}
     archives: dict[str, bytes | None] = {}
     evaluations: dict = {}  # task -> job index
@@ -122,7 +114,7 @@ def run_jobs_ray(jobs: list[Job], context: BatchContext, *, address: str | None 
     def submit(indices: list[int]) -> None:
         for i in indices:
             job = jobs[i]
-            task = evaluator.remote(job, sources[job.problem.path], batch.builds[job.candidate.sha256],
+            task = evaluator.remote(job, batch.builds[job.candidate.sha256],
                                     archives[job.candidate.sha256], context)
             evaluations[task] = i
 

@@ -243,7 +243,7 @@ class Loop:
                 problem = outcome.problem
                 result = result_for(Job(problem, candidate_from_source("")), self.device, self.settings,
                                     status="no_code", error=outcome.reason)
-                self.store.add(self.run, result, candidate_source="", problem_source=Path(problem.path).read_text(),
+                self.store.add(self.run, result, candidate_source="", problem_source=problem.source,
                                turn=turn)
                 results[i] = result
                 events.evaluated(result)

@@ -59,7 +59,7 @@ class Prompts:
         user = self._render("first_turn.j2", problem=problem, facts=facts, dtype=dtype, check=check,
                             atol=f"{atol:g}", rtol=f"{rtol:g}", public_workloads=public,
                             held_out=sum(w.held_out for w in problem.workloads),
-                            reference_source=public_source(Path(problem.path).read_text(), problem.workloads),
+                            reference_source=public_source(problem.source, problem.workloads),
                             example_problem=self.example_problem, example_solution=self.example_solution)
         return [{"role": "system", "content": self._render("system.j2", facts=facts)},
                 {"role": "user", "content": user}]

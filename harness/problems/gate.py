@@ -50,7 +50,7 @@ def metadata_reasons(problem: Problem) -> list[str]:
     if len(bound) != 1 or len(problem.tags) < 2:
         reasons.append("TAGS must name the op family and exactly one of 'memory-bound' or 'compute-bound', "
                        "e.g. TAGS = ['matmul', 'compute-bound']")
-    for name in uncommented_overrides(Path(problem.path).read_text()):
+    for name in uncommented_overrides(problem.source):
         what = OVERRIDDEN.get(name, "the default tolerance")
         reasons.append(f"{name} overrides {what} without a comment saying why "
                        "(put the reason on the line above or at the end of the line)")
@@ -265,7 +265,7 @@ def run_child_over(problems: list[Problem], mode: GateMode, target: Target, *, l
 
     def write_spec(remaining: list[str], spec: Path, results: Path) -> None:
         spec.write_text(GateSpec(mode=mode, target=target, results_path=str(results), problems=tuple(
-            ProblemRef(id=i, path=by_id[i].path, atol=by_id[i].atol, rtol=by_id[i].rtol,
+            ProblemRef(id=i, path=by_id[i].path, source=by_id[i].source, atol=by_id[i].atol, rtol=by_id[i].rtol,
                        workloads=by_id[i].workloads) for i in remaining),
         ).model_dump_json())
 

@@ -113,6 +113,10 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
     root = root or default_root()
     path = Path(path)
     raw, tree = _read(path)
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProblemError(f"{path}: a problem file must be UTF-8 text (byte {exc.start} is not)") from None
     _check_shape(path, tree)
     constants = _metadata(path, tree)
     pid = problem_id(path, root)
@@ -134,6 +138,7 @@ def parse_problem(path: Path, root: Path | None = None) -> Problem:
         path=str(path.resolve()),
         level=_level(path, pid, constants),
         sha256=hashlib.sha256(raw).hexdigest(),
+        source=source,
         description=doc.strip().splitlines()[0] if doc.strip() else "",
         atol=atol,
         rtol=rtol,

@@ -9,7 +9,7 @@ from harness.llm.providers import OpenAIProvider, ProviderError, RetryPolicy
 from harness.types import Problem
 from tests.openai_server import FakeOpenAI, Reply
 
-PROBLEM = Problem(id="cpu/relu", path="/nonexistent", level=None, sha256="0" * 64, description="")
+PROBLEM = Problem(id="cpu/relu", path="/nonexistent", level=None, sha256="0" * 64, source="", description="")
 KEY = "sk-test-0123456789abcdefSECRET"
 
 

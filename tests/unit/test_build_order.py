@@ -31,7 +31,7 @@ def test_the_estimate_follows_what_nvcc_reads():
 
 
 def jobs_of(sources: list[str]) -> list[Job]:
-    problem = Problem(id="p", path="/p.py", sha256="0" * 64, level=1, description="", target="cuda")
+    problem = Problem(id="p", path="/p.py", sha256="0" * 64, source="", level=1, description="", target="cuda")
     return [Job(problem, candidate_from_source(s)) for s in sources]
 
 

@@ -47,12 +47,12 @@ OBSERVATIONS = [
                                                  "precision": (), "precision_error": "no float64 kernel"})),
 ]
 MODELS: list[BaseModel] = [
-    ProblemRef(id="level1/relu", path="/p/level1/relu.py"),
-    ProblemRef(id="level1/softmax", path="/p/level1/softmax.py", atol=1e-5, rtol=1e-3),
+    ProblemRef(id="level1/relu", path="/p/level1/relu.py", source="class Model: ...\n"),
+    ProblemRef(id="level1/softmax", path="/p/level1/softmax.py", source="", atol=1e-5, rtol=1e-3),
     GateSpec(mode="full", target="cpu", results_path="/tmp/r.jsonl",
-             problems=(ProblemRef(id="a", path="/p/a.py", atol=1e-2),)),
-    BaselineItem(id="cpu/relu", path="/p/cpu/relu.py", kinds=("eager", "compile")),
-    BaselineSpec(problems=(BaselineItem(id="cpu/relu", path="/p/cpu/relu.py", rtol=1e-3, kinds=("eager",)),),
+             problems=(ProblemRef(id="a", path="/p/a.py", source="", atol=1e-2),)),
+    BaselineItem(id="cpu/relu", path="/p/cpu/relu.py", source="", kinds=("eager", "compile")),
+    BaselineSpec(problems=(BaselineItem(id="cpu/relu", path="/p/cpu/relu.py", source="", rtol=1e-3, kinds=("eager",)),),
                  target="cpu", seed=7, results_path="/tmp/r.jsonl"),
     SHAPES.outputs[0], SHAPES, SAME, OTHER, FLOATING, ALL_INF, FULL, *OBSERVATIONS,
 ]
@@ -150,7 +150,8 @@ def test_the_gate_child_writes_observations_the_parent_reads(mode, tmp_path):
     path = Path(problem_file(tmp_path, "three").path)
     spec, results = tmp_path / "spec.json", tmp_path / "results.jsonl"
     spec.write_text(GateSpec(mode=mode, target="cpu", results_path=str(results), problems=(
-        ProblemRef(id="three", path=str(path)), ProblemRef(id="missing", path=str(tmp_path / "missing.py")),
+        ProblemRef(id="three", path=str(path), source=path.read_text()),
+        ProblemRef(id="missing", path=str(tmp_path / "missing.py"), source="import a_module_nobody_has\n"),
     )).model_dump_json())
     assert child_main([str(spec)]) == 0  # the child's side, run in this process
     lines = [json.loads(line) for line in results.read_text().splitlines()]

@@ -29,8 +29,8 @@ SAMPLES: dict[type[messages.Reply], messages.Reply] = {
 }
 OUTPUT = torch.arange(6.0)
 DECLARED = {**messages.REQUESTS, messages.Go.NAME: messages.Go}
-SPEC = dict(problem_path="/p/relu.py", build_dir="/b", target="cpu", dtype="float32", init_seed=3, scratch="/s",
-            training=False)
+SPEC = dict(problem_path="/p/relu.py", problem_source="", build_dir="/b", target="cpu", dtype="float32", init_seed=3,
+            scratch="/s", training=False)
 
 
 class FakeRunner(threading.Thread):

@@ -132,17 +132,17 @@ def test_a_workload_result_prints_in_the_clis_vocabulary():
     json.dumps(record)
 
 
-def test_a_workloads_problem_is_the_text_read_before_the_candidate_ran(tmp_path):
-    """A child makes every workload from the text it read first: a candidate that rewrites the problem file (where
-    no sandbox stops it) changes no later workload's reference."""
+def test_a_workloads_problem_is_the_text_the_parent_indexed(tmp_path):
+    """A child makes every workload from the text the parent indexed, never from the file: a candidate that rewrites
+    the problem file (where no sandbox stops it) changes no reference of the run."""
     from harness.child.workload import Instance
 
     path = tmp_path / "p.py"
     path.write_text(HEAD + TAIL)
-    first = Instance(str(path))
+    problem = parse_problem(path, tmp_path)
     path.write_text((HEAD + TAIL).replace("return torch.relu(x)", "return torch.relu(x) * 0.5"))
+    first = Instance(problem.path, problem.source)
     later = first.variant({"ROWS": 3}, (1.0, 0.0))
     x = later.inputs("cpu", torch.float32, call_seed=1)[0]
     assert x.shape == (3, 1024)
-    assert later.module.Model()(x).equal(x.relu())
-    assert Instance(str(path)).module.Model()(x).equal(x.relu() * 0.5)  # read afresh, the file has changed
+    assert first.module.Model()(x).equal(x.relu()) and later.module.Model()(x).equal(x.relu())
