@@ -108,14 +108,14 @@ class ProblemRef(Frozen):
     rtol: float | None = Field(default=None, description="Problem's relative tolerance override")
     workloads: tuple[Workload, ...] = Field(default=(DEFAULT,), description="Its workloads (the gate observes each; "
                                             "the baselines take the default)")
+    training: bool = Field(default=False, description="TRAINING: each call a forward and a backward, as the "
+                                                      "evaluation makes it")
 
 
 class BaselineItem(ProblemRef):
     """A problem whose baselines the baseline child measures, and which kinds of them."""
 
     kinds: tuple[str, ...] = Field(description="Kinds from BASELINE_KINDS to measure (eager is always timed)")
-    training: bool = Field(default=False, description="TRAINING: each timed call a forward and a backward, as the "
-                                                      "evaluation times it")
 
 
 class BaselineSpec(Frozen):
@@ -188,6 +188,8 @@ class FullObservation(Frozen):
     seed_variation: tuple[TensorComparison, ...] = Field(description="Per output: a run with another seed "
                                                                      "against the first")
     stats: tuple[OutputStats, ...] = Field(description="Per output: its values")
+    names: tuple[str, ...] = Field(default=(), description="A training problem's: what each output is (the outputs, "
+                                   "then each gradient: training.names); empty for a forward problem")
     precision: tuple[TensorComparison, ...] = Field(default=(), description="Per floating output: the fp32 "
                                                     "reference against float64, within half the tolerance")
     precision_error: str | None = Field(default=None, description="Why the float64 run failed (no precision)")

@@ -128,6 +128,10 @@ class Timing(Frozen):
                                                                    "device-wide sync included")
     quantiles_ms: tuple[float, ...] = Field(default=(), description="The calls' 0th, 5th, ..., 100th percentiles "
                                             "(21 values; empty for fewer than two calls, or results stored before)")
+    forward_median_ms: float | None = Field(default=None, description="A training problem's: median time of each "
+                                            "call's forward, from its start to where its backward starts")
+    backward_median_ms: float | None = Field(default=None, description="A training problem's: median time of each "
+                                             "call's backward (the rest of the call)")
 
 
 class KernelTime(Frozen):
@@ -239,6 +243,11 @@ class EvalResult(Frozen):
             "speedup": self.speedup,
             "runtime_ms": self.runtime_ms,
             "ref_runtime_ms": self.ref_runtime_ms,
+            # a training problem's halves of each (null elsewhere)
+            "forward_ms": self.runtime.forward_median_ms if self.runtime else None,
+            "backward_ms": self.runtime.backward_median_ms if self.runtime else None,
+            "ref_forward_ms": self.ref_runtime.forward_median_ms if self.ref_runtime else None,
+            "ref_backward_ms": self.ref_runtime.backward_median_ms if self.ref_runtime else None,
             "error": self.error,
             "output": self.output,
             "flags": list(self.flags),

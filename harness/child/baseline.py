@@ -34,7 +34,7 @@ from harness.child.common import (
 )
 from harness.child.gate import Stage, static_observation
 from harness.child.timing import Side, summarize, time_interleaved
-from harness.child.training import forward_backward, leaves, upstream
+from harness.child.training import Around, forward_backward, leaves, upstream
 from harness.child.workload import import_problem
 from harness.protocol import BaselineItem, BaselineSpec
 from harness.types import BASELINE_KINDS, Baseline, Peaks
@@ -100,7 +100,7 @@ def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync)
         sides: dict[str, Side] = {kind: timed_side(problem, device, dtype, spec.seed, kind, model)
                                   for kind, model in models.items()}
         if item.training:  # a forward and a backward, as the evaluation times the reference
-            sides = {"eager": trained_side(problem, device, dtype, spec.seed, models["eager"])}
+            sides = {"eager": trained_side(problem, device, dtype, spec.seed, models["eager"], timer.split)}
         # each side the share of the budget an evaluation gives each of its two (the reference's, the candidate's)
         timing = spec.timing.model_copy(update={"budget_s": spec.timing.budget() * len(sides) / 2})
         cpus = cpu_load.usable_cpus() if device.type == "cpu" else set()
@@ -159,9 +159,10 @@ def measure_peaks(target: str, device, timer, gemms: bool = True) -> Peaks:
                  foreign_cpu=load.foreign if load else None)
 
 
-def trained_side(problem, device, dtype, seed: int, model) -> Side:
+def trained_side(problem, device, dtype, seed: int, model, around: Around) -> Side:
     """A training problem's eager side: each call a forward and a backward from upstream gradients of its own, made
-    with its leaves outside the timer (their shapes from one forward and backward first)."""
+    with its leaves outside the timer (their shapes from one forward and backward first); `around` runs its halves
+    (the timer's split)."""
     first = forward_backward(model, leaves(seeded_inputs(problem, device, dtype, seed, "timing-shapes")), seed=seed)
     shapes = first.upstream_shapes()
     del first
@@ -173,7 +174,7 @@ def trained_side(problem, device, dtype, seed: int, model) -> Side:
         return label, [upstream(shapes, device, trial_seed(seed, label)), *leaves(inputs)]
 
     def call(grads_in, *args):
-        return forward_backward(model, list(args), grads_in)
+        return forward_backward(model, list(args), grads_in, around=around)
     return Side(prepare, call)
 
 

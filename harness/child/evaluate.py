@@ -217,7 +217,7 @@ class Evaluation(Checking):
         def candidate_seed():
             label = f"timing-{prefix}candidate-{next(counters['candidate'])}"
             return label, [self.seed(label), shapes]
-        sides = {"reference": self.outside_clock(Side(reference_inputs, judged.timed_call()), gaps),
+        sides = {"reference": self.outside_clock(Side(reference_inputs, judged.timed_call(self.timer.split)), gaps),
                  # no function for the candidate's side: its timer has the runner call the candidate
                  "candidate": Side(candidate_seed, None, self.remote.timer)}  # type: ignore[arg-type]
         return time_interleaved(sides, self.timer, settings, inspect=self.recheck)

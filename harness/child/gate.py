@@ -33,6 +33,7 @@ from harness.child.common import (
     trial_seed,
 )
 from harness.child.timing import CpuTimer, CudaTimer, Side, time_interleaved
+from harness.child.training import forward_backward, leaves, names, upstream
 from harness.child.workload import Instance
 from harness.protocol import (
     FullObservation,
@@ -153,7 +154,43 @@ def _compare_all(a, b, atol, rtol, locating: bool = True) -> tuple[TensorCompari
     return tuple(_compare_one(x, y, atol, rtol, locating) for x, y in zip(tensors(a), tensors(b), strict=True))
 
 
-def full_observation(module, target: str, atol_override, rtol_override, timed: bool = True) -> GateObservation:
+def upstream_seed(inputs_label: str) -> int:
+    """A training problem's upstream gradients go with the inputs' seed, as in an evaluation (where both are drawn
+    anew for every call): a gradient that depends on the upstream alone (a bias's) varies with the seed too."""
+    return trial_seed(0, f"{inputs_label}-upstream")
+
+
+def called(model, inputs: list, training: bool, inputs_label: str, what: str = "") -> object:
+    """The reference's call as an evaluation makes it: its forward, or a training problem's forward and backward from
+    upstream gradients of the inputs' seed (the outputs, then the gradients: training.Step.flat)."""
+    if not training:
+        return _at(f"Model.forward failed{what}", model, *inputs)
+    seed = upstream_seed(inputs_label)
+    return _at(f"Model.forward or its backward failed{what}",
+               lambda: forward_backward(model, leaves(inputs), seed=seed, what="the reference").flat())
+
+
+def timing_side(model, inputs: list, first: object, training: bool, device) -> Side:
+    """The eager reference timed on the same inputs every call; a training problem's from fresh leaves, its upstream
+    gradients made once (outside the timer)."""
+    if not training:
+        return Side(_same_inputs(inputs), model)
+    outputs = output_count(model, inputs, first)
+    shapes = [(t.shape, t.dtype) for t in tensors(first)[:outputs] if t.is_floating_point()]
+    grads_in = upstream(shapes, device, upstream_seed(SEED_A))
+    return Side(lambda: ("gate", [grads_in, *leaves(inputs)]),
+                lambda grads, *args: forward_backward(model, list(args), grads, what="the reference"))
+
+
+def output_count(model, inputs: list, flat: object) -> int:
+    """How many of a training call's flat tensors are outputs (the rest: the floating inputs' and the parameters'
+    gradients)."""
+    floating = sum(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs)
+    return len(tensors(flat)) - floating - len(list(model.parameters()))
+
+
+def full_observation(module, target: str, atol_override, rtol_override, timed: bool = True,
+                     training: bool = False) -> GateObservation:
     static = static_observation(module)
     shapes, flops, flop_count_error = static.shapes, static.flops, None
     device = torch.device("cuda", 0) if target == "cuda" else torch.device("cpu")
@@ -174,12 +211,12 @@ def full_observation(module, target: str, atol_override, rtol_override, timed: b
         model = build_model(module, init_inputs, device, dtype)
         inputs = make_inputs(module, device, dtype, SEED_A)
         clones = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        first = _at("Model.forward failed", model, *clones)
+        first = called(model, clones, training, SEED_A)
         sync()
         del clones
         again_inputs = make_inputs(module, device, dtype, SEED_A)  # fresh tensors, same seed
         torch.manual_seed(trial_seed(0, "gate-rerun"))  # but not the same RNG state: randomness in forward shows
-        again = _at("Model.forward failed (second run)", model, *again_inputs)
+        again = called(model, again_inputs, training, SEED_A, " (second run)")
         sync()
         if cuda:
             peak_memory_bytes = torch.cuda.max_memory_allocated(device) - base
@@ -195,31 +232,34 @@ def full_observation(module, target: str, atol_override, rtol_override, timed: b
         deterministic = _compare_all(again, first, atol, rtol)
         del again, again_inputs
         other_inputs = make_inputs(module, device, dtype, SEED_B)
-        other = _at("Model.forward failed (other seed)", model, *other_inputs)
+        other = called(model, other_inputs, training, SEED_B, " (other seed)")
         sync()
         seed_variation = _compare_all(other, first, atol, rtol, locating=False)  # meant to differ: how much
         del other, other_inputs
         stats = tuple(output_stats(t, atol, rtol) for t in tensors(first))
-        side = Side(_same_inputs(inputs), model)
+        labels = tuple(names(model, inputs, output_count(model, inputs, first))) if training else ()
+        side = timing_side(model, inputs, first, training, device)
         timings, _ = time_interleaved({"reference": side}, timer, EAGER_TIMING if timed else ONE_CALL)
-        del inputs
-        precision, precision_error = precision_check(module, model, first, device, atol, rtol)
+        del inputs, side
+        precision, precision_error = precision_check(module, model, first, device, atol, rtol, training)
     full = FullObservation(atol=atol, rtol=rtol, eager_ms=timings["reference"].median_ms,
                            peak_memory_bytes=peak_memory_bytes, deterministic=deterministic,
-                           seed_variation=seed_variation, stats=stats, precision=precision,
+                           seed_variation=seed_variation, stats=stats, names=labels, precision=precision,
                            precision_error=precision_error)
     return GateObservation(init_inputs=static.init_inputs, shapes=shapes, flops=flops, meta_error=static.meta_error,
                            flop_count_error=flop_count_error, full=full)
 
 
-def precision_check(module, model, first, device, atol: float,
-                    rtol: float) -> tuple[tuple[TensorComparison, ...], str | None]:
+def precision_check(module, model, first, device, atol: float, rtol: float,
+                    training: bool = False) -> tuple[tuple[TensorComparison, ...], str | None]:
     """Is the tolerance achievable? The fp32 reference must be within half of it from the same computation
     in float64, leaving the other half for a correct kernel's own rounding. The comparisons, per floating output;
     or none, and why the float64 run failed."""
     try:
         exact_model = model.to(torch.float64)  # the last use of the model: converted in place
-        exact = exact_model(*make_inputs(module, device, torch.float64, SEED_A))
+        exact_inputs = make_inputs(module, device, torch.float64, SEED_A)
+        exact = (forward_backward(exact_model, leaves(exact_inputs), seed=upstream_seed(SEED_A)).flat() if training
+                 else exact_model(*exact_inputs))
     except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel on some devices
         return (), describe(exc)
     return tuple(
@@ -230,14 +270,15 @@ def precision_check(module, model, first, device, atol: float,
 def observe(item: ProblemRef, mode: str, target: str) -> GateObservation | str:
     """What the gate sees of one problem and each of its other workloads, or why it could not look at the problem
     as written (its failure); a workload that fails is told in its own observation."""
-    observed = observe_one(item.path, item.source, {}, (1.0, 0.0), mode, target, item.atol, item.rtol, timed=True)
+    observed = observe_one(item.path, item.source, {}, (1.0, 0.0), mode, target, item.atol, item.rtol, timed=True,
+                           training=item.training)
     if isinstance(observed, str):
         return observed
     others = []
     for workload in item.workloads[1:]:
         for values in ends(workload):
             found = observe_one(item.path, item.source, values, workload.distribution, mode, target, item.atol,
-                                item.rtol, workload.timed)
+                                item.rtol, workload.timed, item.training)
             others.append(WorkloadObservation(workload=workload.name, values=values,
                                               **({"error": found} if isinstance(found, str) else
                                                  {"observation": found})))
@@ -252,14 +293,14 @@ def ends(workload: Workload) -> list[dict]:
 
 
 def observe_one(path: str, source: str, values: dict, distribution, mode: str, target: str, atol, rtol,
-                timed: bool) -> GateObservation | str:
+                timed: bool, training: bool = False) -> GateObservation | str:
     """What the gate sees of the problem with these values, or why it could not look (the problem's failure)."""
     try:
         instance = _at("importing the problem failed", Instance, path, source, values, distribution)
         module = instance.as_module()
         if mode == "static":
             return static_observation(module)
-        return full_observation(module, target, atol, rtol, timed)
+        return full_observation(module, target, atol, rtol, timed, training)
     except Stage as exc:
         traceback.print_exc()
         return str(exc)

@@ -7,7 +7,7 @@ import torch
 
 from harness.child.check import tensors
 from harness.child.common import construct, forward_inputs
-from harness.child.training import forward_backward, leaves, names, upstream
+from harness.child.training import Around, forward_backward, leaves, names, upstream
 from harness.child.truth import Truth
 from harness.child.workload import Instance
 from harness.workloads import Workload, WorkloadResult, WorkloadStatus
@@ -52,14 +52,15 @@ class JudgeWorkload:
         """The upstream gradients' [shape, dtype] as the runner is told them (empty unless a training problem)."""
         return [[list(shape), str(dtype).removeprefix("torch.")] for shape, dtype in self.upstream_shapes]
 
-    def timed_call(self):
+    def timed_call(self, around: Around):
         """The reference's side of timing: a function of (the upstream gradients, *the inputs as leaves) on a training
-        problem (both made before the clock runs: timed_args), else the reference itself."""
+        problem (both made before the clock runs: timed_args), its halves run by `around` (the timer's split), else
+        the reference itself."""
         if not self.training:
             return self.reference
 
         def call(grads_in, *args):
-            return forward_backward(self.reference, list(args), grads_in, what="the reference")
+            return forward_backward(self.reference, list(args), grads_in, what="the reference", around=around)
         return call
 
     def timed_args(self, inputs: list, seed: int) -> list:

@@ -195,10 +195,12 @@ class Remote:
         reply, fd, outside_ms = self.timed_exchange(messages.Go(), "(while timing)")
         times = self.parsed(self.closed(reply, fd), messages.Timed)
         if times is None or not all(math.isfinite(x) and 0 <= x for x in (times.event_ms, times.wall_ms)) or \
-                (self.device.type == "cpu" and times.event_ms != times.wall_ms):  # the cpu's timer has one clock
+                (self.device.type == "cpu" and times.event_ms != times.wall_ms) or \
+                (times.forward_ms is not None and not 0 <= times.forward_ms <= times.event_ms):
+            # the cpu's timer has one clock; a forward half lies within its call
             raise EvalFailure("runtime_error", "the candidate's process sent malformed times")
         self.gaps_ms.append(outside_ms - times.wall_ms)
-        return Sample(times.event_ms, times.wall_ms, KEPT)
+        return Sample(times.event_ms, times.wall_ms, KEPT, times.forward_ms)
 
     def output(self, what: str, expected: object) -> tuple[object, float]:
         """The kept output of the last timed call, and the milliseconds from asking to its arrival (before the

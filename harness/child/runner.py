@@ -204,14 +204,15 @@ class Runner:
             args = leaves(args)
 
             def call(*leaf_args):
-                return forward_backward(self.candidate, list(leaf_args), grads_in, what="a timed call")
+                return forward_backward(self.candidate, list(leaf_args), grads_in, what="a timed call",
+                                        around=self.timer.split)
         self.last = None
         self.reply(messages.Armed())
         messages.Go.read(self.receive())
         with failing_as("failed while timing"):
             sample = self.timer(call, args)
         self.last = sample.output.flat() if self.training else sample.output
-        self.reply(messages.Timed(event_ms=sample.event_ms, wall_ms=sample.wall_ms))
+        self.reply(messages.Timed(event_ms=sample.event_ms, wall_ms=sample.wall_ms, forward_ms=sample.forward_ms))
 
     def output(self, request: messages.Output) -> None:
         what = request.what

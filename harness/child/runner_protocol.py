@@ -149,6 +149,7 @@ class Armed(Reply):
 class Timed(Reply):
     event_ms: float
     wall_ms: float
+    forward_ms: float | None = None  # a training call's forward half (timing.Sample)
 
 
 @_declare("output")

@@ -128,7 +128,21 @@ def print_results(results: list[EvalResult], contexts: dict[str, ProblemContext]
                 title=escape(title))
     if any(r.status == "correct" and not r.counted and r.speedup is not None for r in results):
         out.print(f"[dim]{escape(LEGEND)}[/]", highlight=False)
+    for r in results:
+        if halves := training_halves(r):
+            out.print(f"{escape(r.candidate_label)}: {halves}", highlight=False)
     print_errors(results)
+
+
+def training_halves(r: EvalResult) -> str | None:
+    """A training problem's timed call split into its forward and backward, the candidate's and the reference's."""
+    if r.runtime is None or r.runtime.forward_median_ms is None:
+        return None
+    mine, ref = r.runtime, r.ref_runtime
+    text = f"forward {ms(mine.forward_median_ms)} + backward {ms(mine.backward_median_ms)} ms"
+    if ref is not None and ref.forward_median_ms is not None:
+        text += f" (reference {ms(ref.forward_median_ms)} + {ms(ref.backward_median_ms)} ms)"
+    return text
 
 
 def print_errors(results: list[EvalResult]) -> None:

@@ -153,36 +153,44 @@ def output_reasons(obs: GateObservation) -> list[str]:
     return reasons
 
 
+def where(i: int, count: int, names: tuple[str, ...] = ()) -> str:
+    """How a reason names output i of `count` (a training problem's outputs and gradients by their names)."""
+    if i < len(names):
+        return f"{names[i]}: "
+    return f"output[{i}]: " if count > 1 else ""
+
+
 def informative_reasons(full: FullObservation) -> list[str]:
+    """The outputs (a training problem's gradients too) must be deterministic, achievable in fp32 and informative."""
     reasons = []
     atol = full.atol
-    many = len(full.stats) > 1
+    count, names = len(full.stats), full.names
     for i, same in enumerate(full.deterministic):
         if not same.ok:
-            where = f"output[{i}]: " if many else ""
-            reasons.append(f"{where}not deterministic: two runs with the same seed differ ({same.message})")
-    for i, p in enumerate(full.precision):
+            reasons.append(f"{where(i, count, names)}not deterministic: two runs with the same seed differ "
+                           f"({same.message})")
+    floating = [i for i, s in enumerate(full.stats) if s.floating]  # precision is compared per floating output
+    for i, p in zip(floating, full.precision):
         if not p.ok:
-            where = f"output[{i}]: " if many else ""
-            reasons.append(f"{where}tolerance too tight for fp32: the reference is not within half the tolerance "
-                           f"of the same computation in float64 ({p.message}); raise TOLERANCE (with a comment "
-                           "giving this error) or make the problem better conditioned")
-    reasons += degenerate_reasons(full.stats, tuple(c.mismatch_fraction for c in full.seed_variation))
+            reasons.append(f"{where(i, count, names)}tolerance too tight for fp32: the reference is not within half "
+                           f"the tolerance of the same computation in float64 ({p.message}); raise TOLERANCE (with a "
+                           "comment giving this error) or make the problem better conditioned")
+    reasons += degenerate_reasons(full.stats, tuple(c.mismatch_fraction for c in full.seed_variation), names)
     for i, s in enumerate(full.stats):
-        where = f"output[{i}]: " if many else ""
+        at = where(i, count, names)
         if s.numel == 0:
-            reasons.append(f"{where}empty output")
+            reasons.append(f"{at}empty output")
         if not s.floating:
             continue
         if s.nonfinite:
-            reasons.append(f"{where}{s.nonfinite} NaN/Inf values in the reference output")
+            reasons.append(f"{at}{s.nonfinite} NaN/Inf values in the reference output")
         spread = _spread(s)
         if s.numel > 1 and not s.constant and spread.near_zero_fraction < NEAR_ZERO_MAX and not s.constant_passes \
                 and spread.std < MIN_REL_STD * spread.mean_abs:
-            reasons.append(f"{where}nearly constant: std {spread.std:.3g} is below {MIN_REL_STD:g} x mean |x| "
+            reasons.append(f"{at}nearly constant: std {spread.std:.3g} is below {MIN_REL_STD:g} x mean |x| "
                            f"{spread.mean_abs:.3g}")
         if 0 < spread.mean_abs < WEAK_CHECK_FACTOR * atol and spread.near_zero_fraction < NEAR_ZERO_MAX:
-            reasons.append(f"{where}weak check: mean |output| {spread.mean_abs:.3g} is below {WEAK_CHECK_FACTOR:g} x "
+            reasons.append(f"{at}weak check: mean |output| {spread.mean_abs:.3g} is below {WEAK_CHECK_FACTOR:g} x "
                            f"atol ({atol:g}), so errors as large as the values pass; set ATOL lower (with a "
                            "comment) or rescale the inputs")
     return reasons
@@ -201,26 +209,26 @@ def _spread(s: OutputStats) -> _Spread:
     return _Spread(s.near_zero_fraction, s.mean_abs, s.std)
 
 
-def degenerate_reasons(stats: tuple[OutputStats, ...], seed_mismatch: tuple[float, ...] | None) -> list[str]:
+def degenerate_reasons(stats: tuple[OutputStats, ...], seed_mismatch: tuple[float, ...] | None,
+                       names: tuple[str, ...] = ()) -> list[str]:
     """Why reference outputs cannot tell a right answer from a wrong one at the tolerance in force: the same
     for every seed, mostly within atol of zero, one value, or passable by one value. The gate's core, and what
     every evaluation checks (problems given by path or --problems-dir never went through the gate)."""
     reasons = []
-    many = len(stats) > 1
     for i, s in enumerate(stats):
-        where = f"output[{i}]: " if many else ""
+        at = where(i, len(stats), names)
         if seed_mismatch is not None and i < len(seed_mismatch) and seed_mismatch[i] < MIN_SEED_MISMATCH:
-            reasons.append(f"{where}the same for every seed: only {seed_mismatch[i]:.2%} of elements differ "
+            reasons.append(f"{at}the same for every seed: only {seed_mismatch[i]:.2%} of elements differ "
                            f"between two seeds beyond the tolerance (need {MIN_SEED_MISMATCH:.0%})")
         if not s.floating:
             if s.constant and s.numel > 1:
-                reasons.append(f"{where}constant output")
+                reasons.append(f"{at}constant output")
         elif (zeros := _spread(s).near_zero_fraction) >= NEAR_ZERO_MAX:
-            reasons.append(f"{where}mostly zeros: {zeros:.1%} of elements are within atol of 0")
+            reasons.append(f"{at}mostly zeros: {zeros:.1%} of elements are within atol of 0")
         elif s.numel > 1 and s.constant:
-            reasons.append(f"{where}constant output ({s.min:g} everywhere)")
+            reasons.append(f"{at}constant output ({s.min:g} everywhere)")
         elif s.constant_passes:
-            reasons.append(f"{where}a tensor filled with one value ({s.mean:.6g}) would pass the correctness check")
+            reasons.append(f"{at}a tensor filled with one value ({s.mean:.6g}) would pass the correctness check")
     return reasons
 
 
@@ -266,7 +274,7 @@ def run_child_over(problems: list[Problem], mode: GateMode, target: Target, *, l
     def write_spec(remaining: list[str], spec: Path, results: Path) -> None:
         spec.write_text(GateSpec(mode=mode, target=target, results_path=str(results), problems=tuple(
             ProblemRef(id=i, path=by_id[i].path, source=by_id[i].source, atol=by_id[i].atol, rtol=by_id[i].rtol,
-                       workloads=by_id[i].workloads) for i in remaining),
+                       workloads=by_id[i].workloads, training=by_id[i].training) for i in remaining),
         ).model_dump_json())
 
     run_each(list(by_id), job="gate", write_spec=write_spec,

@@ -37,6 +37,10 @@ def test_a_trained_layernorm_is_judged_by_its_outputs_gradients_and_backward_cov
     result = results[name]
     assert result.status == status, result.error
     if status == "correct":
+        for side in (result.runtime, result.ref_runtime):  # each timed call's forward and backward, apart
+            assert side is not None and side.forward_median_ms is not None and side.backward_median_ms is not None
+            assert 0 < side.forward_median_ms and 0 < side.backward_median_ms
+            assert side.forward_median_ms + side.backward_median_ms == pytest.approx(side.median_ms, rel=0.5)
         coverage = result.coverage
         assert coverage is not None and coverage.backward is not None, "the backward's coverage is measured apart"
         if said is None:

@@ -32,6 +32,32 @@ def test_summary_statistics():
     assert t.rse == pytest.approx(t.std_ms / 2 / 4.0)
 
 
+def test_a_training_call_is_timed_whole_and_split_where_its_backward_starts():
+    """CpuTimer.split marks the backward's start inside the timed call; the summary gives each half's median, the
+    backward's taken per call as the rest of it."""
+    import time
+
+    import torch
+
+    from harness.child.timing import CpuTimer
+    from harness.child.training import forward_backward, leaves
+
+    timer = CpuTimer(flush_bytes=1 << 20)
+
+    class Slow(torch.nn.Module):
+        def forward(self, x):
+            time.sleep(0.02)  # a forward of 20 ms; its backward (a multiply) takes microseconds
+            return x * 2
+
+    x = leaves([torch.ones(4)])
+    sample = timer(lambda *a: forward_backward(Slow(), list(a), [torch.ones(4)], around=timer.split), x)
+    assert sample.forward_ms is not None and 20 <= sample.forward_ms <= sample.event_ms
+    assert timer(lambda: None, []).forward_ms is None  # a call with no backward is not split
+    halves = summarize([10.0, 12.0, 30.0], forward_ms=[4.0, 5.0, 6.0])
+    assert (halves.forward_median_ms, halves.backward_median_ms) == (5.0, 7.0)
+    assert summarize([10.0, 12.0]).forward_median_ms is None
+
+
 def test_stable_timings_stop_at_min_runs():
     timer = FakeTimer({"ref": [2.0], "cand": [1.0]})
     settings = TimingSettings(warmup_runs=2, min_runs=10, max_runs=1000, budget_s=60)
