@@ -193,7 +193,10 @@ class Runner:
         def apart(half: str, run: Callable[[], object]) -> object:
             halves[half], value = measured(run)
             return value
-        forward_backward(self.candidate, leaves(inputs), grads_in, what="the profiled call", around=apart)
+        # On a GPU autograd runs a backward on a device thread of its own, where the profile function (this thread's
+        # sys.setprofile) sees none of the candidate's calls: its kernels read as no one's. This call's runs here.
+        with torch.autograd.set_multithreading_enabled(False):
+            forward_backward(self.candidate, leaves(inputs), grads_in, what="the profiled call", around=apart)
         return coverage.combined(halves["forward"], halves.get("backward"))
 
     def time(self, request: messages.Time) -> None:

@@ -17,6 +17,7 @@ from harness.types import Backend, EvalResult, Problem, Target, TargetFacts
 DEFAULT_DIR = prompts_root()
 TEMPLATES = ("system.j2", "first_turn.j2", "feedback.j2")
 EXAMPLES = ("example_problem.py", "example_solution.py")
+TRAINING_EXAMPLES = ("training_problem.py", "training_solution.py")  # the worked example for training problems
 
 
 class PromptError(InputError, ValueError):
@@ -29,15 +30,15 @@ class Prompts:
     def __init__(self, target: Target, directory: Path | None = None, backend: Backend = "cuda"):
         self.directory = Path(directory or DEFAULT_DIR).resolve()
         self.kind = "triton" if backend == "triton" else target
-        missing = [f"{self.kind}/{name}" for name in TEMPLATES + EXAMPLES
+        missing = [f"{self.kind}/{name}" for name in TEMPLATES + EXAMPLES + TRAINING_EXAMPLES
                    if not (self.directory / self.kind / name).is_file()]
         if missing:
             raise PromptError(f"prompt directory {self.directory} lacks {', '.join(missing)} "
                               f"(copy {DEFAULT_DIR} and edit it)")
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(self.directory), autoescape=False,
                                       undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-        self.example_problem, self.example_solution = (
-            (self.directory / self.kind / name).read_text() for name in EXAMPLES)
+        self.examples = {training: tuple((self.directory / self.kind / name).read_text() for name in names)
+                         for training, names in ((False, EXAMPLES), (True, TRAINING_EXAMPLES))}
 
     def _render(self, name: str, **variables) -> str:
         path = f"{self.kind}/{name}"
@@ -60,7 +61,8 @@ class Prompts:
                             atol=f"{atol:g}", rtol=f"{rtol:g}", public_workloads=public,
                             held_out=sum(w.held_out for w in problem.workloads),
                             reference_source=public_source(problem.source, problem.workloads),
-                            example_problem=self.example_problem, example_solution=self.example_solution)
+                            example_problem=self.examples[problem.training][0],
+                            example_solution=self.examples[problem.training][1])
         return [{"role": "system", "content": self._render("system.j2", facts=facts)},
                 {"role": "user", "content": user}]
 

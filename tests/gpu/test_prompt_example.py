@@ -15,15 +15,16 @@ from tests.conftest import REPO
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not visible_gpus(), reason="needs an NVIDIA GPU")]
 
 
+@pytest.mark.parametrize("example", ["example", "training"])
 @pytest.mark.parametrize("kind", ["cuda", "triton"])
-def test_worked_example_is_correct(tmp_path, kind):
-    problem = parse_problem(REPO / "prompts" / kind / "example_problem.py")
-    job = Job(problem, load_candidate(str(REPO / "prompts" / kind / "example_solution.py")))
+def test_worked_example_is_correct(tmp_path, kind, example):
+    problem = parse_problem(REPO / "prompts" / kind / f"{example}_problem.py")
+    job = Job(problem, load_candidate(str(REPO / "prompts" / kind / f"{example}_solution.py")))
     settings = load_settings(results_dir=tmp_path, timing={"budget_s": 3.0})
     with Store(settings.db) as store:
         ((_, result),) = evaluate([job], device=discover("cuda"), settings=settings, store=store,
                                   run=RunLabel("ex", "eval"))
-    print(f"\n{kind} example: {result.status}, {result.runtime_ms} ms vs {result.ref_runtime_ms} ms, "
+    print(f"\n{kind} {example}: {result.status}, {result.runtime_ms} ms vs {result.ref_runtime_ms} ms, "
           f"build {result.build.duration_s:.1f} s")
     assert result.status == "correct", result.error
     assert result.counted, result.flags

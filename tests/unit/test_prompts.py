@@ -34,6 +34,19 @@ def test_first_turn_holds_task_reference_facts_and_example():
     assert "no fallback" in text
 
 
+@pytest.mark.parametrize("kind", ["cuda", "cpu", "triton"])
+def test_a_training_problem_s_first_turn_has_the_contract_and_a_training_example(kind):
+    problem = problems.resolve("cpu/layernorm_training", REPO / "problems")
+    _, user = Prompts("cpu" if kind == "cpu" else "cuda", backend="triton" if kind == "triton" else "cuda"
+                      ).first_messages(problem, CPU if kind == "cpu" else GPU)
+    text = user["content"]
+    assert "This is a training problem" in text and "torch.autograd.Function" in text
+    assert (DEFAULT_DIR / kind / "training_solution.py").read_text() in text
+    assert (DEFAULT_DIR / kind / "example_solution.py").read_text() not in text  # the forward example gives way
+    forward = problems.resolve("cpu/relu", REPO / "problems")
+    assert "training problem" not in Prompts("cpu").first_messages(forward, CPU)[1]["content"]
+
+
 def test_cpu_first_turn_has_cpu_facts():
     problem = problems.resolve("cpu/relu", REPO / "problems")
     _, user = Prompts("cpu").first_messages(problem, CPU)
@@ -114,7 +127,8 @@ def test_user_prompt_dir_is_validated_and_strict(tmp_path):
     with pytest.raises(PromptError, match="lacks cpu/system.j2"):
         Prompts("cpu", tmp_path)
     (tmp_path / "cpu").mkdir()
-    for name in ("example_problem.py", "example_solution.py", "feedback.j2", "first_turn.j2"):
+    for name in ("example_problem.py", "example_solution.py", "training_problem.py", "training_solution.py",
+                 "feedback.j2", "first_turn.j2"):
         (tmp_path / "cpu" / name).write_text((DEFAULT_DIR / "cpu" / name).read_text())
     (tmp_path / "common").mkdir()
     for path in (DEFAULT_DIR / "common").glob("*.j2"):
