@@ -188,7 +188,7 @@ class Checking:
             self.current, self.current_key = None, None
             with self.reference_runs(f"making workload {workload.name}"):
                 instance = self.problem.variant(values, workload.distribution)
-                ok, truth_fits, note = fits(instance, self.device, self.dtype)
+                ok, truth_fits, note = fits(instance, self.device, self.dtype, self.spec.training)
                 self.records[workload.name].note(note)
                 if not ok:
                     return None

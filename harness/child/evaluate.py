@@ -146,7 +146,7 @@ class Evaluation(Checking):
         with self.part(self.setup_parts, "reference_s"), self.reference_runs("constructing Model"):
             truth_fits = True
             if self.spec.memory_gb is not None:
-                _, truth_fits, note = fits(self.problem, self.device, self.dtype)
+                _, truth_fits, note = fits(self.problem, self.device, self.dtype, self.spec.training)
                 self.records[DEFAULT.name].note(note)
             self.default = JudgeWorkload(self.spec.workloads[0], self.problem, self.device, self.dtype,
                                          self.seed("init"), truth=self.wants_truth and truth_fits,

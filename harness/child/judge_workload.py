@@ -69,11 +69,13 @@ class JudgeWorkload:
         return [upstream(self.upstream_shapes, self.device, seed), *leaves(inputs)]
 
 
-def planned_bytes(instance: Instance, dtype) -> tuple[int, int] | None:
+def planned_bytes(instance: Instance, dtype, training: bool = False) -> tuple[int, int] | None:
     """What an evaluation of this workload holds at once, without and with its float64 truth (bytes), from a forward
     on the meta device: the judge's reference, its inputs and output, the candidate's output as the judge receives it,
-    and in the runner the candidate's parameters, its inputs twice (a clone) and its output. None where the meta
-    device cannot run the reference (data-dependent operators): then nothing is skipped."""
+    and in the runner the candidate's parameters, its inputs twice (a clone) and its output. A training problem's call
+    holds as much again in each process and in the truth: a gradient per input and parameter, an upstream gradient
+    per output (what autograd saves between the two halves is not counted). None where the meta device cannot run the
+    reference (data-dependent operators): then nothing is skipped."""
     meta = torch.device("meta")
     try:
         with torch.device(meta):
@@ -89,7 +91,10 @@ def planned_bytes(instance: Instance, dtype) -> tuple[int, int] | None:
         return sum(t.numel() * t.element_size() for t in items if isinstance(t, torch.Tensor))
     params, ins, outs = nbytes([*model.parameters(), *model.buffers()]), nbytes(inputs), nbytes(tensors(out))
     plain = 2 * params + 3 * ins + 3 * outs
-    return plain, plain + (8 // size) * (params + ins + outs)
+    truth = (8 // size) * (params + ins + outs)
+    if training:
+        plain, truth = plain + 2 * (params + ins + outs), 2 * truth
+    return plain, plain + truth
 
 
 def capacity_bytes(device) -> int | None:
@@ -104,10 +109,10 @@ def capacity_bytes(device) -> int | None:
         return None
 
 
-def fits(instance: Instance, device, dtype) -> tuple[bool, bool, str | None]:
+def fits(instance: Instance, device, dtype, training: bool = False) -> tuple[bool, bool, str | None]:
     """Whether the workload fits the device (else it is skipped), whether its float64 truth fits too (else it is
     judged against the reference), and a note saying what did not fit."""
-    planned, capacity = planned_bytes(instance, dtype), capacity_bytes(device)
+    planned, capacity = planned_bytes(instance, dtype, training), capacity_bytes(device)
     if planned is None or capacity is None:
         return True, True, None
     plain, with_truth = planned

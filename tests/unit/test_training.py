@@ -1,5 +1,7 @@
 """training.py: a training problem's call, differential against plain autograd (the truth for what a forward and a
 backward give), with its upstream gradients drawn from the call's seed alone."""
+import textwrap
+
 import pytest
 import torch
 import torch.nn as nn
@@ -60,3 +62,38 @@ def test_leaves_leave_the_callers_inputs_alone():
     [leaf, same] = leaves([x, n])
     assert leaf.requires_grad and leaf.is_leaf and not x.requires_grad and leaf.data_ptr() != x.data_ptr()
     assert same is n
+
+
+def test_a_training_workload_plans_for_its_gradients_and_upstream(tmp_path):
+    """The memory a workload is skipped by counts a training call's gradients (an input's, a parameter's) and upstream
+    gradients (an output's) in both processes and in the truth."""
+    from harness.child.judge_workload import planned_bytes
+    from harness.child.workload import Instance
+
+    path = tmp_path / "p.py"
+    path.write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(256))
+
+            def forward(self, x):
+                return x * self.w
+
+
+        def get_inputs():
+            return [torch.randn(1024, 256)]
+
+
+        def get_init_inputs():
+            return []
+        """))
+    instance = Instance(str(path), path.read_text())
+    (plain, truth), (trained, trained_truth) = (planned_bytes(instance, torch.float32, t) for t in (False, True))
+    held = 4 * (256 + 2 * 1024 * 256)  # parameters, inputs and outputs, in fp32
+    assert trained - plain == 2 * held
+    assert trained_truth - trained == 2 * (truth - plain)
