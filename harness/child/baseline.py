@@ -27,6 +27,7 @@ from harness.child.check import compare
 from harness.child.common import (
     construct,
     describe,
+    forward_inputs,
     seeded_inputs,
     target_device,
     timed_side,
@@ -34,7 +35,7 @@ from harness.child.common import (
 )
 from harness.child.gate import Stage, static_observation
 from harness.child.timing import Side, summarize, time_interleaved
-from harness.child.training import Around, forward_backward, leaves, upstream
+from harness.child.training import Around, floating_outputs, forward_backward, leaves, upstream
 from harness.child.workload import import_problem
 from harness.protocol import BaselineItem, BaselineSpec
 from harness.types import BASELINE_KINDS, Baseline, Peaks
@@ -48,23 +49,46 @@ GEMM_MAX_N = {"cuda": 16384, "cpu": 4096}
 PEAK_RUNS = 10
 
 
-def problem_costs(problem, dtype) -> dict:
-    """Bytes of inputs, parameters and outputs and FLOPs of one forward, on the meta device (no memory)."""
+def problem_costs(problem, dtype, training: bool = False) -> dict:
+    """Bytes of inputs, parameters and outputs and FLOPs of one forward, on the meta device (no memory). A training
+    call's: its forward reads the inputs and parameters and writes the outputs; its backward reads the upstream
+    gradients (the outputs' size), the inputs and parameters again, and writes a gradient of each; its FLOPs are the
+    FLOP counter's over a meta forward and backward."""
     try:
         obs = static_observation(problem, dtype)
     except Stage:
         return {}
     if obs.shapes is None:  # the meta-device forward failed
         return {}
-    return {"bytes_moved": obs.shapes.input_bytes + obs.shapes.param_bytes + obs.shapes.output_bytes,
-            "flops": obs.flops or None}
+    held, outputs = obs.shapes.input_bytes + obs.shapes.param_bytes, obs.shapes.output_bytes
+    if not training:
+        return {"bytes_moved": held + outputs, "flops": obs.flops or None}
+    return {"bytes_moved": 3 * held + 2 * outputs, "flops": trained_flops(problem, dtype)}
+
+
+def trained_flops(problem, dtype) -> int | None:
+    """The FLOPs of a meta-device forward and backward (None where the meta device cannot run it or nothing counts)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    meta = torch.device("meta")
+    try:
+        with torch.device(meta):
+            model = problem.Model(*problem.get_init_inputs()).to(dtype=dtype)
+            inputs = leaves(forward_inputs(problem, meta, dtype))
+        counter = FlopCounterMode(display=False)
+        with counter, torch.enable_grad():
+            outputs = floating_outputs(model(*inputs))
+            torch.autograd.backward(outputs, [torch.ones_like(t) for t in outputs])
+        return counter.get_total_flops() or None
+    except Exception:  # noqa: BLE001 - no meta kernel for an operator or its backward: no FLOP count
+        return None
 
 
 def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync) -> dict[str, Baseline]:
     """Every requested kind of this problem's reference, timed interleaved; a kind that fails says why."""
     dtype = getattr(torch, spec.dtype)
     problem = import_problem(item.path, item.source)
-    costs = problem_costs(problem, dtype)  # a meta-device forward: no memory, any size
+    costs = problem_costs(problem, dtype, item.training)  # on the meta device: no memory, any size
     init = problem.get_init_inputs()
     init_seed = trial_seed(spec.seed, "init")
     atol, rtol = tolerances(spec.dtype, item.atol, item.rtol)

@@ -16,9 +16,10 @@ HEAD_DIM = 64
 
 TAGS = ["attention", "compute-bound", "training"]
 TRAINING = True
-# the forward's minimal work: q.k and p.v only for the S(S+1)/2 unmasked (i, j) pairs, 2 * HEAD_DIM FLOPs each
-# (the FLOP counter would count the full S x S products, twice this)
-FLOPS = 2 * 2 * BATCH * HEADS * HEAD_DIM * SEQ * (SEQ + 1) // 2
+# the minimal work of a forward and a backward: the forward's q.k and p.v (two products) and the backward's dv, dp,
+# dq and dk (four), each only over the S(S+1)/2 unmasked (i, j) pairs, 2 * HEAD_DIM FLOPs a pair (the FLOP counter
+# would count the full S x S products, twice this)
+FLOPS = 6 * 2 * BATCH * HEADS * HEAD_DIM * SEQ * (SEQ + 1) // 2
 WORKLOADS = [
     {"name": "one_head", "set": {"BATCH": 1, "HEADS": 1}, "public": True, "about": "a single batch and head"},
     {"name": "unaligned_seq", "set": {"BATCH": 2, "HEADS": 3, "SEQ": 1000},

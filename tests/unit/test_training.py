@@ -1,6 +1,7 @@
 """training.py: a training problem's call, differential against plain autograd (the truth for what a forward and a
 backward give), with its upstream gradients drawn from the call's seed alone."""
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -8,6 +9,7 @@ import torch.nn as nn
 
 from harness.child.common import EvalFailure
 from harness.child.training import forward_backward, leaves, names, upstream
+from tests.conftest import REPO
 
 
 class Net(nn.Module):
@@ -97,3 +99,18 @@ def test_a_training_workload_plans_for_its_gradients_and_upstream(tmp_path):
     held = 4 * (256 + 2 * 1024 * 256)  # parameters, inputs and outputs, in fp32
     assert trained - plain == 2 * held
     assert trained_truth - trained == 2 * (truth - plain)
+
+
+def test_a_training_problem_s_speed_of_light_counts_its_backward():
+    """The roofline of a training call: 3 x (inputs + parameters) + 2 x outputs bytes, and the FLOP counter's count
+    over a meta forward and backward (a linear layer's backward does its forward's work twice: dx and dw)."""
+    from harness.child.baseline import problem_costs
+    from harness.child.workload import import_problem
+
+    path = str(REPO / "problems" / "level1" / "linear_training.py")
+    problem = import_problem(path, Path(path).read_text())
+    forward, trained = (problem_costs(problem, torch.float32, t) for t in (False, True))
+    m, k, n = problem.TOKENS, problem.IN_FEATURES, problem.OUT_FEATURES
+    held, out = 4 * (m * k + k * n + n), 4 * m * n
+    assert (forward["bytes_moved"], trained["bytes_moved"]) == (held + out, 3 * held + 2 * out)
+    assert trained["flops"] == 3 * forward["flops"] == 3 * 2 * m * k * n
