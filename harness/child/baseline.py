@@ -35,7 +35,15 @@ from harness.child.common import (
 )
 from harness.child.gate import Stage, static_observation
 from harness.child.timing import Side, summarize, time_interleaved
-from harness.child.training import Around, floating_outputs, forward_backward, leaves, upstream
+from harness.child.training import (
+    Around,
+    floating_outputs,
+    forward_backward,
+    leaves,
+    timed_args,
+    timed_step,
+    upstream,
+)
 from harness.child.workload import import_problem
 from harness.protocol import BaselineItem, BaselineSpec
 from harness.types import BASELINE_KINDS, Baseline, Peaks
@@ -195,11 +203,8 @@ def trained_side(problem, device, dtype, seed: int, model, around: Around) -> Si
     def prepare():
         label = f"timing-eager-{next(counter)}"
         inputs = seeded_inputs(problem, device, dtype, seed, label)
-        return label, [upstream(shapes, device, trial_seed(seed, label)), *leaves(inputs)]
-
-    def call(grads_in, *args):
-        return forward_backward(model, list(args), grads_in, around=around)
-    return Side(prepare, call)
+        return label, timed_args(upstream(shapes, device, trial_seed(seed, label)), inputs)
+    return Side(prepare, timed_step(model, "the call", around))
 
 
 def main(argv: list[str]) -> int:

@@ -33,7 +33,7 @@ from harness.child.common import (
     trial_seed,
 )
 from harness.child.timing import CpuTimer, CudaTimer, Side, time_interleaved
-from harness.child.training import forward_backward, leaves, names, upstream
+from harness.child.training import forward_backward, leaves, names, timed_args, timed_step, upstream
 from harness.child.workload import Instance
 from harness.protocol import (
     FullObservation,
@@ -178,8 +178,7 @@ def timing_side(model, inputs: list, first: object, training: bool, device) -> S
     outputs = output_count(model, inputs, first)
     shapes = [(t.shape, t.dtype) for t in tensors(first)[:outputs] if t.is_floating_point()]
     grads_in = upstream(shapes, device, upstream_seed(SEED_A))
-    return Side(lambda: ("gate", [grads_in, *leaves(inputs)]),
-                lambda grads, *args: forward_backward(model, list(args), grads, what="the reference"))
+    return Side(lambda: ("gate", timed_args(grads_in, inputs)), timed_step(model, "the reference"))
 
 
 def output_count(model, inputs: list, flat: object) -> int:

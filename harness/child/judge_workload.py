@@ -7,7 +7,7 @@ import torch
 
 from harness.child.check import tensors
 from harness.child.common import construct, forward_inputs
-from harness.child.training import Around, forward_backward, leaves, names, upstream
+from harness.child.training import Around, forward_backward, leaves, names, timed_args, timed_step, upstream
 from harness.child.truth import Truth
 from harness.child.workload import Instance
 from harness.workloads import Workload, WorkloadResult, WorkloadStatus
@@ -56,17 +56,12 @@ class JudgeWorkload:
         """The reference's side of timing: a function of (the upstream gradients, *the inputs as leaves) on a training
         problem (both made before the clock runs: timed_args), its halves run by `around` (the timer's split), else
         the reference itself."""
-        if not self.training:
-            return self.reference
-
-        def call(grads_in, *args):
-            return forward_backward(self.reference, list(args), grads_in, what="the reference", around=around)
-        return call
+        return timed_step(self.reference, "the reference", around) if self.training else self.reference
 
     def timed_args(self, inputs: list, seed: int) -> list:
         if not self.training:
             return inputs
-        return [upstream(self.upstream_shapes, self.device, seed), *leaves(inputs)]
+        return timed_args(upstream(self.upstream_shapes, self.device, seed), inputs)
 
 
 def planned_bytes(instance: Instance, dtype, training: bool = False) -> tuple[int, int] | None:

@@ -112,8 +112,7 @@ class CpuTimer:
         self._mid = None
         start = self._clock()
         out = fn(*args)
-        end = self._clock()
-        ms = (end - start) / 1e6
+        ms = (self._clock() - start) / 1e6
         return Sample(ms, ms, out, (self._mid - start) / 1e6 if self._mid is not None else None)
 
 

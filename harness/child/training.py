@@ -93,6 +93,19 @@ def forward_backward(model, args: list, grads_in: list[torch.Tensor] | None = No
     return Step(tuple(t.detach() for t in tensors(out)), tuple(grads))
 
 
+def timed_step(model, what: str, around: Around = plainly) -> Callable[..., Step]:
+    """A training call as a timer takes it: a function of (the upstream gradients, *the inputs as leaves), both made
+    before the clock runs (timed_args); `around` runs its halves (a timer's split)."""
+    def call(grads_in, *args):
+        return forward_backward(model, list(args), grads_in, what=what, around=around)
+    return call
+
+
+def timed_args(grads_in: list[torch.Tensor], inputs: list) -> list:
+    """timed_step's arguments: the upstream gradients, then the inputs as fresh leaves."""
+    return [grads_in, *leaves(inputs)]
+
+
 def names(model, inputs: list, outputs: int) -> list[str]:
     """What each element of forward_backward's tuple is, for messages: `output`, `the gradient of x` (the forward's
     own argument names where it has them), `the gradient of linear.weight`."""
