@@ -19,6 +19,10 @@ WIDTH = 14
 
 TAGS = ["conv", "compute-bound", "training"]
 TRAINING = True
+
+# the weight's gradient sums batch x image x 9 products: where it is near 0, eager fp32 (cuDNN) was up to 3.9e-4 off
+# float64 (H100, torch 2.11) against gradients averaging 5-6; out and x's gradient average 0.09 and 0.4 or more
+ATOL = 2e-3
 WORKLOADS = [
     {"name": "one_image", "set": {"BATCH": 1, "IN_CHANNELS": 64, "OUT_CHANNELS": 128, "HEIGHT": 32, "WIDTH": 32},
      "public": True, "about": "a batch of one larger image with fewer channels"},

@@ -12,6 +12,10 @@ COLS = 8192
 
 TAGS = ["scan", "memory-bound", "training"]
 TRAINING = True
+
+# a prefix sum of up to 100003 terms: where it crosses 0, eager fp32 was up to 6.7e-4 off float64 (H100, torch 2.11),
+# past the default atol; the sums themselves reach hundreds
+ATOL = 2e-3
 WORKLOADS = [
     {"name": "one_row", "set": {"ROWS": 1, "COLS": 10007}, "public": True,
      "about": "a single row whose length is not a multiple of 32"},

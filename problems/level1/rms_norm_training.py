@@ -15,6 +15,10 @@ EPS = 1e-6
 
 TAGS = ["normalization", "memory-bound", "training"]
 TRAINING = True
+
+# the weight's gradient sums up to 30001 rows: where it is near 0, eager fp32 was 9.2e-5 off float64 (H100,
+# torch 2.11), nearly the default atol itself; out and x's gradient average about 0.8
+ATOL = 1e-3
 WORKLOADS = [
     {"name": "one_row", "set": {"ROWS": 1, "HIDDEN": 100003}, "public": True,
      "about": "a single long row whose length is not a multiple of 32"},

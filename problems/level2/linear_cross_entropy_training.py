@@ -16,10 +16,11 @@ VOCAB = 16384
 TAGS = ["fusion", "matmul", "compute-bound", "training"]
 TRAINING = True
 WORKLOADS = [
-    {"name": "few_tokens", "set": {"TOKENS": 7}, "public": True, "about": "a handful of tokens"},
+    {"name": "few_tokens", "set": {"TOKENS": 7, "VOCAB": 300}, "public": True,
+     "about": "a handful of tokens over a small vocabulary (over a large one, the head's gradients are mostly ~0)"},
     {"name": "unaligned", "set": {"TOKENS": 257, "HIDDEN": 1000, "VOCAB": 5003},
      "about": "a token count, hidden size and vocabulary size that are not multiples of 32"},
-    {"name": "drawn", "set": {"TOKENS": (2, 400), "HIDDEN": (64, 1000), "VOCAB": (100, 5000)},
+    {"name": "drawn", "set": {"TOKENS": (16, 400), "HIDDEN": (64, 1000), "VOCAB": (100, 5000)},
      "about": "sizes drawn at random"},
 ]
 

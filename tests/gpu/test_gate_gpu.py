@@ -26,3 +26,16 @@ def test_a_degenerate_problem_fails_on_the_gpu(cli, tmp_path):
     (result,) = json_lines(proc.stdout)
     assert proc.returncode == 1 and result["target"] == "cuda"
     assert any("mostly zeros" in r for r in result["reasons"])
+
+
+def test_training_problems_are_gated_forward_and_backward_on_the_gpu(cli, tmp_path):
+    """A shipped training problem passes, its eager time that of forward plus backward; one whose parameter never
+    reaches the output fails by that parameter's gradient."""
+    proc = cli("problems", "validate", "level1/layer_norm_training", FIXTURES / "gate" / "cpu" /
+               "unused_parameter_training.py", "--target", "cuda", "--results-dir", tmp_path, "--json")
+    by_name = {r["problem"].rsplit("/", 1)[-1].removesuffix(".py"): r for r in json_lines(proc.stdout)}
+    assert proc.returncode == 1 and len(by_name) == 2, by_name
+    shipped = by_name["layer_norm_training"]
+    assert shipped["passed"] and shipped["mode"] == "full" and shipped["eager_ms"] >= 1.0, shipped
+    unused = by_name["unused_parameter_training"]
+    assert not unused["passed"] and any("the gradient of shift: mostly zeros" in r for r in unused["reasons"]), unused

@@ -215,7 +215,8 @@ def test_each_view_draws_what_it_is_for(chromium, drill, tmp_path):
     candidate = view_dom(chromium, path, fragments["candidate"], tmp_path / "p3")
     text = Page(candidate).visible
     for expected in ("Verdict", "counted", "Correctness", "max abs error", "2.00e-7", "Coverage", "softmax_v3_kernel",
-                     "Timing", "0.795", "0.330", "Changed since turn 2", "Source"):
+                     "Timing", "0.795", "0.330", "Changed since turn 2", "Source",
+                     "forward", "backward", "0.125", "0.205", "0.285", "0.510"):  # its halves, forward and backward
         assert expected in text, expected
     assert 'data-plot="timing"' in candidate
     c = details["candidates"][int(fragments["candidate"].rsplit("=", 1)[1])]

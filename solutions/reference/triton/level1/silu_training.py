@@ -6,8 +6,9 @@ size is a multiple of 4096.
 Both halves are single passes: x read and out written forward; x and g read and grad_x written backward, 5 passes
 over the tensor, as eager's silu and silu_backward kernels also make. Nothing can be fused away (the output must be
 written forward, and the backward needs x or something of its size), so the time goes on those 5 passes and the
-gain over eager is only how close each kernel comes to full bandwidth: about none, since eager's two kernels already
-stream near it (a plain answer, not a speedup). out = x / (1 + exp(-x)) in fp32: for very negative x, exp(-x)
+gain over eager is only how close each kernel comes to full bandwidth: none, since eager's two kernels already
+stream near it (a plain answer, not a speedup: 0.92x on an H100, 2026-12-07, the forward 0.645 against eager's
+0.532 ms, the backward level at 0.785 ms). out = x / (1 + exp(-x)) in fp32: for very negative x, exp(-x)
 overflows to inf, out is -0, s 0 and grad_x 0, with no NaN.
 """
 import torch
