@@ -43,6 +43,9 @@ class StageSeconds(Frozen):
     check_s: float | None = figure("correctness check", "check", "Trials on fresh inputs, on every workload")
     coverage_s: float | None = figure("coverage profile", "coverage", "The profiled call")
     time_s: float | None = figure("timing", "time", "Interleaved timing, timed outputs checked again")
+    device_wait_s: float | None = figure("waiting for the device", "device_wait", "Within the judge's stages but "
+                                         "none of them: waiting to share the GPU (the check) or to have it alone "
+                                         "(the timing) while other evaluations used it (device_lock.py)")
 
 
 class SetupParts(Frozen):

@@ -194,8 +194,9 @@ class EvalChild:
     runner's sandbox init by another). Used once, like any child."""
 
     def __init__(self, target: str, judge: tuple[dict[str, str], Path, sandbox.Policy | None],
-                 runner: tuple[dict[str, str], Path, sandbox.Policy | None]):
-        """`judge`, `runner`: the environment, work directory and sandbox policy (or None) of each."""
+                 runner: tuple[dict[str, str], Path, sandbox.Policy | None], judge_fds: tuple[int, ...] = ()):
+        """`judge`, `runner`: the environment, work directory and sandbox policy (or None) of each; `judge_fds`:
+        descriptors the judge alone inherits (the GPU's lock: device_lock.py)."""
         judge_end, runner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         judge_ends, runner_ends, freezer = [judge_end], [runner_end], "-"
         self.work, self.runner_work = judge[1], runner[1]
@@ -208,7 +209,7 @@ class EvalChild:
             freezer = str(freezer_end.fileno())
         try:
             self.proc = self._start(["serve", target, str(judge_end.fileno()), freezer], *judge, judge_ends,
-                                    stdin=True)
+                                    stdin=True, fds=judge_fds)
             self.runner = self._start(["run", target, str(runner_end.fileno())], *runner, runner_ends, stdin=False)
         finally:
             for end in (*judge_ends, *runner_ends):
@@ -218,9 +219,9 @@ class EvalChild:
 
     @staticmethod
     def _start(args: list[str], env: dict[str, str], work: Path, policy: sandbox.Policy | None,
-               ends: list[socket.socket], stdin: bool) -> subprocess.Popen:
+               ends: list[socket.socket], stdin: bool, fds: tuple[int, ...] = ()) -> subprocess.Popen:
         with open(work / "eval.log", "wb") as log:
-            proc = spawn(child_argv(args, policy), env=env, pass_fds=tuple(end.fileno() for end in ends),
+            proc = spawn(child_argv(args, policy), env=env, pass_fds=(*(end.fileno() for end in ends), *fds),
                          stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                          cwd=work)
         _running.add(proc.pid)

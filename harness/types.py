@@ -325,6 +325,9 @@ class Baseline(Frozen):
                                                                 "used while it was timed")
     confirmations: int = Field(default=0, description="Eager: how many later measurements, each in its own child, "
                                "agreed with it (0: provisional, measured again; baseline.settle)")
+    peak_memory_bytes: int | None = Field(default=None, description="Eager on a GPU: the measurement's peak "
+                                          "device memory (the reference, its inputs and outputs, its backward's): "
+                                          "what evaluations side by side plan by (None: not measured)")
 
 
 class Peaks(Frozen):

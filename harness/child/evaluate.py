@@ -21,6 +21,8 @@ import random
 import sys
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from statistics import median, quantiles
 from typing import Literal
@@ -43,6 +45,7 @@ from harness.child.remote import Remote
 from harness.child.timing import Side, time_interleaved
 from harness.child.training import parameter_shapes
 from harness.child.workload import Instance
+from harness.device_lock import DeviceLock
 from harness.figures import (
     CheckParts,
     Contention,
@@ -67,14 +70,19 @@ STAGES = ("setup", "check", "coverage", "time")  # StageSeconds' fields, with `_
 
 
 def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: dict | None = None) -> WorkerReport:
-    """Setup, check, time; the first verdict reached inside (incorrect, rejected, runtime_error...) ends it."""
+    """Setup, check, time; the first verdict reached inside (incorrect, rejected, runtime_error...) ends it. Where
+    the parent passed the GPU's lock, the check shares the device with other evaluations' checks and the timing has
+    it alone (device_lock.py)."""
     evaluation = Evaluation(spec, remote, freezer, ProcessStart.reported(judge_start or {}))
+    lock = DeviceLock.from_env()
     try:
         with torch.no_grad():
-            evaluation.setup()
-            evaluation.check()
-            evaluation.profile()
-            evaluation.time()
+            with evaluation.on_device(lock, alone=False):
+                evaluation.setup()
+                evaluation.check()
+                evaluation.profile()
+            with evaluation.on_device(lock, alone=True):
+                evaluation.time()
     except EvalFailure as failure:
         return evaluation.failed(failure)
     return evaluation.passed()
@@ -128,6 +136,17 @@ class Evaluation(Checking):
 
     def stage_ends(self, name: str) -> None:
         self.stages.ends(name)
+
+    @contextmanager
+    def on_device(self, lock: DeviceLock | None, alone: bool) -> Iterator[None]:
+        """The block with the GPU shared with other checks, or alone; the wait for it is no stage's."""
+        if lock is None:
+            yield
+            return
+        waited = lock.waited_s
+        with lock.alone() if alone else lock.shared():
+            self.stages.waited(lock.waited_s - waited)
+            yield
 
     # ---- the stages ----
 
@@ -305,6 +324,11 @@ class StageClock:
         self.seconds: dict[str, float] = {}
         self.jit: dict[str, float] = {}  # the runner's Triton seconds so far
         self.start = _clock()
+        self.device_wait = 0.0  # waiting for the GPU's lock, taken out of the stage it fell in
+
+    def waited(self, seconds: float) -> None:
+        self.start += seconds
+        self.device_wait += seconds
 
     def ends(self, name: str) -> None:
         jit_before = sum(self.jit.values())
@@ -315,7 +339,8 @@ class StageClock:
 
     def figures(self) -> StageSeconds:
         return StageSeconds(**{f"{name}_s": seconds for name, seconds in self.seconds.items()},
-                            compile_s=self.jit.get("compile"), autotune_s=self.jit.get("autotune"))
+                            compile_s=self.jit.get("compile"), autotune_s=self.jit.get("autotune"),
+                            device_wait_s=round(self.device_wait, 4) or None)
 
 
 def same_parameters(candidate: list, reference: list) -> None:

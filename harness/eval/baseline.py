@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from harness.batch_child import run_each
 from harness.config import Settings
+from harness.device_lock import alone_on
 from harness.eval.build import torch_version
 from harness.eval.children import eval_env
 from harness.eval.cpu_ceiling import CONTENDED_SHARE, machine_tflops, merge_peaks, needs_measuring
@@ -67,6 +68,13 @@ def trusted(kind: str, baseline: Baseline) -> bool:
     return clean(baseline) and baseline.confirmations >= 1
 
 
+def unplanned(kind: str, baseline: Baseline, device: DeviceInfo) -> bool:
+    """A GPU's eager baseline stored before its peak memory was measured: measured again, once, for evaluations
+    side by side to plan by (scheduler.DeviceSlots)."""
+    return kind == "eager" and device.target == "cuda" and baseline.timing is not None \
+        and baseline.peak_memory_bytes is None
+
+
 def clean(baseline: Baseline) -> bool:
     """An eager time that neither its own spread nor the cores' counters say was disturbed."""
     return (baseline.timing is not None and baseline.timing.rse <= NOISY_BASELINE_RSE
@@ -91,6 +99,8 @@ def keep(stores: list[Store], key: BaselineKey, new: Baseline, stored: Baseline 
     """Store what stands after a new measurement (`stored`: what was there before it) and return it: a
     torch.compile kind as measured, an eager time settled with the stored one."""
     kept = settle(stored, new) if key[-1] == "eager" else new
+    if kept.peak_memory_bytes is None and new.peak_memory_bytes is not None:  # a stored time, measured before peaks
+        kept = kept.model_copy(update={"peak_memory_bytes": new.peak_memory_bytes})
     if kept != stored:
         for store in stores:
             store.add_baseline(key, kept)
@@ -126,6 +136,11 @@ def measure_baselines(problems: list[Problem], device: DeviceInfo, settings: Set
                         listeners or Listeners())
 
 
+def gpu_index(device: DeviceInfo) -> int | None:
+    """The GPU a measurement needs alone (device_lock.py), or None: the cpu target, whose cores nothing shares."""
+    return device.index if device.target == "cuda" else None
+
+
 def measured_again(problem: Problem, device: DeviceInfo, settings: Settings) -> Baseline | None:
     """The problem's eager baseline measured clean again, to judge one evaluation (plausibility.wants_fresh_baseline),
     and not stored: the stored baseline of a problem is the one measured before any candidate ran, never replaced by
@@ -140,7 +155,8 @@ def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stor
     missing: dict[str, tuple[Problem, list[str]]] = {}
     for p in unique:
         stored = _known(p, device, settings, stores) if stores else {}
-        need = [k for k in kinds if force or k not in stored or not trusted(k, stored[k])]
+        need = [k for k in kinds if force or k not in stored or not trusted(k, stored[k])
+                or unplanned(k, stored[k], device)]
         found[p.sha256] = {k: b for k, b in stored.items() if k in kinds and k not in need}
         before[p.sha256] = {} if force else stored
         if need:
@@ -171,7 +187,7 @@ def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stor
             listeners.on_problem(problem, found[problem.sha256], record.get("error"))
 
     compile_kinds = sum(1 for k in kinds if BASELINE_KINDS[k])
-    with timed(listeners.events, baselines_phase(missing.values(), timing.budget())):
+    with timed(listeners.events, baselines_phase(missing.values(), timing.budget())), alone_on(gpu_index(device)):
         run_each(list(missing), job="baseline", write_spec=write_spec,
                  env={**eval_env(device, settings.cache_dir),
                       "TORCHINDUCTOR_CACHE_DIR": str(settings.cache_dir / "inductor")},
@@ -228,9 +244,10 @@ def _measure_peaks(device: DeviceInfo, settings: Settings, stored: Peaks | None,
         spec.write_text(BaselineSpec(mode="copy" if again else "peaks", target=device.target, seed=0,
                                      results_path=str(results)).model_dump_json())
 
-    run_each(["peaks"], job="baseline", write_spec=write_spec, env=eval_env(device, settings.cache_dir),
-             log_dir=settings.cache_dir / "baselines", log_name="peaks", timeout_s=PEAKS_TIMEOUT_S,
-             timeout_hint="measuring the device's peaks", on_result=lambda _id, record, _s: found.update(record))
+    with alone_on(gpu_index(device)):
+        run_each(["peaks"], job="baseline", write_spec=write_spec, env=eval_env(device, settings.cache_dir),
+                 log_dir=settings.cache_dir / "baselines", log_name="peaks", timeout_s=PEAKS_TIMEOUT_S,
+                 timeout_hint="measuring the device's peaks", on_result=lambda _id, record, _s: found.update(record))
     if "peaks" not in found:
         return stored
     peaks = Peaks.model_validate(found["peaks"])

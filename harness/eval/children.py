@@ -4,12 +4,14 @@ candidate's code ran is the harness's (harness_error)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import device_lock
 from harness.config import Settings
 from harness.eval import gpu_load, triton_cache
 from harness.eval.build import extension_env
@@ -82,6 +84,7 @@ def observe(ctx: JobContext, child: ReadyChild | None) -> Observed | EvalResult:
             shown = (mask_numbers if held_out else str)(tail(log, 15))
             report = report.model_copy(update={"error": f"{report.error}\n{child.runner_outcome()}\n{shown}".strip()})
     finally:
+        contention.close()
         child.discard()
     figures = report.figures.add(stages=StageSeconds(eval_s=outcome.duration_s),
                                  process=exits.model_copy(update={"child_age_s": round(child_age_s, 3)}),
@@ -117,11 +120,19 @@ class ReadyChild:
         sandbox = confinement(settings)
         gpu = device.target == "cuda"
         runner_env = eval_env(device, self.runner_work) | ({WARM_TRITON_ENV: "1"} if warm_triton else {})
-        self.child = EvalChild(device.target,
-                               judge=(eval_env(device, self.work), self.work,
-                                      sandbox.policy(self.work, gpu=gpu) if sandbox else None),
-                               runner=(runner_env, self.runner_work,
-                                       sandbox.policy(self.runner_work, gpu=gpu) if sandbox else None))
+        judge_env = eval_env(device, self.work)
+        # the GPU's lock, the judge's alone: its check shares the device, its timing has it alone (device_lock.py)
+        lock = device_lock.open_fds(device.index) if gpu and device.index is not None else ()
+        if lock:
+            judge_env[device_lock.ENV] = ",".join(map(str, lock))
+        judge_policy = sandbox.policy(self.work, gpu=gpu) if sandbox else None
+        runner_policy = sandbox.policy(self.runner_work, gpu=gpu) if sandbox else None
+        try:
+            self.child = EvalChild(device.target, judge=(judge_env, self.work, judge_policy),
+                                   runner=(runner_env, self.runner_work, runner_policy), judge_fds=lock)
+        finally:
+            for fd in lock:  # the judge's copies are its own descriptions now
+                os.close(fd)
 
     def run(self, spec_json: str, timeout_s: float) -> ChildOutcome:
         return self.child.run(spec_json, timeout_s)

@@ -167,8 +167,8 @@ class Watch:
     blind: bool = False                 # the last evaluation showed in no per-process sample
     persisting: bool = False            # a wait ran out and the work went on: do not wait again until free
     last_own_work: float | None = None  # when our last evaluation on it ended
+    per_process: bool = False           # per-process utilization was read (the sampler and the device give it)
     told: set[str] = field(default_factory=set)
-    poller: threading.Event | None = None  # stops the looks during the current evaluation
 
     def tell(self, key: str, message: str) -> None:
         if key not in self.told:
@@ -185,6 +185,7 @@ class Watch:
             self.tell(f"error:{exc}", f"GPU {self.index}: contention check failed ({exc}); not checked this time")
             return Reading(available=False)
         ours = self.owners.snapshot()
+        self.per_process |= util is not None
         if not self.matched and any(ours(p) for p in pids):
             self.matched = True
         host_pids = not self.matched and not all(alive(p) for p in pids)
@@ -296,10 +297,7 @@ class Check:
         elif reading.available:
             w.persisting = False
         self.started = self.seen_until = self.clock()
-        if w.poller:  # an evaluation before this one never reached after() (it raised): stop its looks
-            w.poller.set()
         if self.poll_during:
-            w.poller = self._stop
             self._poller = threading.Thread(target=self._poll, args=(threading.current_thread(),), daemon=True,
                                             name=f"gpu-load-{w.index}")
             self._poller.start()
@@ -333,12 +331,7 @@ class Check:
         w = self.watch
         if w is None or self.started is None:
             return
-        if self._poller:
-            self._stop.set()
-            self._poller.join()
-            self._poller = None
-            if w.poller is self._stop:
-                w.poller = None
+        self.close()
         self.look_during()
         end = w.last_own_work = self.clock()
         busy = [r for r in self.during if r.busy]
@@ -357,6 +350,13 @@ class Check:
         if not self.busy_before and not busy and all(r.available for r in self.during):
             w.persisting = False
 
+    def close(self) -> None:
+        """Stop the looks during the evaluation (after() does; an evaluation that raised before it must)."""
+        if self._poller:
+            self._stop.set()
+            self._poller.join()
+            self._poller = None
+
     @property
     def flags(self) -> tuple[str, ...]:
         return (CONTENDED,) if self.busy_before or self.busy_during else ()
@@ -366,6 +366,21 @@ class Check:
         if self.watch is None:
             return Contention()
         return Contention(gpu_check_s=self.checking, gpu_wait_s=self.waited or None)
+
+
+SHARE_OF_MEMORY = 0.8  # of a GPU's memory, what evaluations side by side may plan to take together
+
+
+def sharing_budget(device: DeviceInfo) -> int | None:
+    """The bytes of GPU memory evaluations side by side may take together, where sharing the GPU leaves this check
+    its meaning: NVML tells our processes' work from others' by PID and per-process utilization (a busy process
+    of ours is then never read as another's). None: one evaluation at a time (nvidia-smi, host PIDs, a device whose
+    per-process samples are blind, or no look yet)."""
+    w = watch_for(device)
+    if w is None or not (w.matched and w.per_process) or w.blind:
+        return None
+    total = w.sampler.total_memory(w.index)
+    return int(total * SHARE_OF_MEMORY) if total else None
 
 
 def check_for(device: DeviceInfo, wait_s: float) -> Check:

@@ -34,6 +34,9 @@ class Sampler(Protocol):
     def minor(self, index: int) -> int | None:
         """The device file's number (/dev/nvidiaN), if known."""
 
+    def total_memory(self, index: int) -> int | None:
+        """The device's memory in bytes, if known."""
+
 
 class Nvml:
     """The sampler over pynvml (or a module that looks like it, in tests)."""
@@ -90,6 +93,12 @@ class Nvml:
         except (self.nvml.NVMLError, SamplerError, AttributeError):
             return None
 
+    def total_memory(self, index: int) -> int | None:
+        try:
+            return int(self.nvml.nvmlDeviceGetMemoryInfo(self._handle(index)).total)
+        except (self.nvml.NVMLError, SamplerError, AttributeError):
+            return None
+
 
 class NvidiaSmi:
     """The sampler over nvidia-smi: no per-process utilization, ~50 ms a call."""
@@ -118,6 +127,9 @@ class NvidiaSmi:
         return values[0] if values else None
 
     def minor(self, index: int) -> int | None:
+        return None
+
+    def total_memory(self, index: int) -> int | None:
         return None
 
 

@@ -2,9 +2,9 @@
 
 The policy (Batch) is shared by both backends: this machine (run_jobs: builds on a pool of CPU workers, on a GPU
 the precompiled headers they ask for made beside the evaluations, evaluations on one worker per device, in children
-started ahead of need) and a Ray cluster (ray.py). One
-evaluation at a time per device, so nothing else runs on a GPU while it is being timed; on the CPU target,
-evaluations also wait for every build (the cores are the device).
+started ahead of need) and a Ray cluster (ray.py). On this machine a GPU is handed up to
+device_slots.SLOTS evaluations at once, as their memory allows, whose checks share it while each one's timing has it
+alone (device_lock.py); on the CPU target one evaluation at a time, after every build (the cores are the device).
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
+from harness.eval import gpu_load
 from harness.eval.build_cost import expected_build_cost
+from harness.eval.device_slots import SLOTS, DeviceSlots, planned_bytes
 from harness.eval.evaluation import (
     Job,
     ReadyChild,
@@ -101,6 +103,33 @@ class Batch:
         return [self.results[i] for i in range(len(self.jobs))]
 
 
+class ChildPool:
+    """One GPU's evaluation children started ahead of need, shared by its evaluation workers: at least SPARES
+    starting, more while their starts outlast the evaluations that take them."""
+
+    def __init__(self, device: DeviceInfo, settings, triton: bool):
+        self.device, self.settings, self.triton = device, settings, triton
+        self.lock = threading.Lock()
+        self.wanted = SPARES
+        self.spares = deque(ReadyChild(device, settings, triton) for _ in range(SPARES))
+
+    def take(self) -> ReadyChild:
+        """The oldest child, with `wanted` more starting for the next evaluations."""
+        with self.lock:
+            while len(self.spares) <= self.wanted:
+                self.spares.append(ReadyChild(self.device, self.settings, self.triton))
+            return self.spares.popleft()
+
+    def learn(self, result: EvalResult, side_by_side: int) -> None:
+        with self.lock:
+            self.wanted = spares_wanted(result, self.wanted, side_by_side)
+
+    def discard(self) -> None:
+        with self.lock:
+            while self.spares:
+                self.spares.popleft().discard()
+
+
 def run_jobs(jobs: list[Job], context: BatchContext, devices: list[DeviceInfo] | None = None, *,
              on_built: OnBuilt | None = None, on_evaluated: OnEvaluated | None = None,
              events: Events | None = None) -> list[EvalResult]:
@@ -128,8 +157,14 @@ class LocalRun:
 
     def go(self, on_built: OnBuilt | None, on_evaluated: OnEvaluated | None) -> list[EvalResult]:
         batch = self.batch
-        workers = [threading.Thread(target=self.evaluation_worker, args=(d,), name=f"eval-{d.index}", daemon=True)
-                   for d in self.devices]
+        workers: list[threading.Thread] = []
+        pools: list[ChildPool] = []
+        for d in self.devices:  # on a GPU, SLOTS workers, as many evaluations as DeviceSlots lets in at once
+            children = ChildPool(d, self.settings, batch.triton) if batch.overlap else None
+            slots = DeviceSlots(partial(gpu_load.sharing_budget, d), SLOTS if batch.overlap else 1)
+            pools += [children] if children else []
+            workers += [threading.Thread(target=self.evaluation_worker, args=(d, children, slots), daemon=True,
+                                         name=f"eval-{d.index}-{n}") for n in range(slots.slots)]
         for worker in workers:
             worker.start()
         pool = ThreadPoolExecutor(max_workers=max(1, self.settings.build_workers), thread_name_prefix="build")
@@ -153,6 +188,8 @@ class LocalRun:
         pool.shutdown()
         for worker in workers:
             worker.join()
+        for started in pools:
+            started.discard()
         return batch.ordered()
 
     def finish_headers(self, made_later: MadeLater) -> None:
@@ -195,37 +232,37 @@ class LocalRun:
             self.queued_at[i] = time.monotonic()
             self.ready.put(i)
 
-    def evaluation_worker(self, device: DeviceInfo) -> None:
-        overlap, settings = self.batch.overlap, self.settings
-        wanted = SPARES
-        triton = self.batch.triton
-        spares = deque(ReadyChild(device, settings, triton) for _ in range(SPARES if overlap else 0))
+    def evaluation_worker(self, device: DeviceInfo, pool: ChildPool | None, slots: DeviceSlots) -> None:
+        """Evaluate ready jobs on `device`, each once `slots` lets it in beside the others there (its problem's
+        measured memory known and fitting), in a child from `pool` (None: a new one, on the cpu target)."""
         try:
             while (i := self.ready.get()) is not None:
-                while overlap and len(spares) <= wanted:  # one for this job, `wanted` starting for the next ones
-                    spares.append(ReadyChild(device, settings, triton))
-                child = spares.popleft() if overlap else None
-                waited = time.monotonic() - self.queued_at[i]
                 job = self.batch.jobs[i]
                 build = self.batch.builds[job.candidate.sha256]
+                baseline = self.context.baselines.get(job.problem.sha256)
+                need = planned_bytes(baseline.peak_memory_bytes if baseline else None)
+                slots.enter(need)
                 try:
-                    result = evaluate_built(self.context.on(device).job(job, build), child)
-                except Exception as exc:  # noqa: BLE001 - a fault of ours (disk, child start): not a verdict
-                    result = harness_fault(job, device, settings, "evaluating", exc, build)
-                wanted = spares_wanted(result, wanted)
+                    waited = time.monotonic() - self.queued_at[i]
+                    try:
+                        result = evaluate_built(self.context.on(device).job(job, build), pool.take() if pool else None)
+                    except Exception as exc:  # noqa: BLE001 - a fault of ours (disk, child start): not a verdict
+                        result = harness_fault(job, device, self.settings, "evaluating", exc, build)
+                    side_by_side = len(slots.inside)
+                finally:
+                    slots.leave(need)
+                if pool:
+                    pool.learn(result, side_by_side)
                 self.events.put(("evaluated", i, result, waited))
         except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
             self.events.put(("failed", exc))
-        finally:
-            for spare in spares:
-                spare.discard()
 
 
-def spares_wanted(result: EvalResult, current: int) -> int:
+def spares_wanted(result: EvalResult, current: int, side_by_side: int = 1) -> int:
     """How many children to keep starting ahead after `result`: one more than the evaluations its runner's start
-    (from its process's start to its device ready) outlasted, within SPARES..MAX_SPARES; `current` where the result
-    does not say (a build that failed, a harness fault)."""
+    (from its process's start to its device ready) outlasted, `side_by_side` of them running at a time, within
+    SPARES..MAX_SPARES; `current` where the result does not say (a build that failed, a harness fault)."""
     ready_s, eval_s = result.figures.runner_start.ready_s, result.figures.stages.eval_s
     if not ready_s or not eval_s:
         return current
-    return min(MAX_SPARES, max(SPARES, math.ceil(ready_s / eval_s) + 1))
+    return min(MAX_SPARES, max(SPARES, math.ceil(ready_s * side_by_side / eval_s) + 1))

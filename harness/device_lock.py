@@ -1,0 +1,114 @@
+"""One GPU's timing alone: evaluations check side by side, and each times with nothing else on the device.
+
+A reader-writer lock over two files per GPU, taken with flock: a judge holds it shared while its check runs on the
+device (set-up, trials, poisoning, coverage) and exclusive while it times; a parent holds it exclusive while it
+measures a baseline. Writers go first: one that wants the device alone takes the gate before it waits for the
+readers, and readers pass the gate on their way in, so a stream of checks keeps a timing waiting only for the checks
+already under way. Every holder has open file descriptions of its own (flock belongs to the description: inherited
+ones would be one lock for all), opened by the parent and passed to a judge; the runner, which holds the candidate,
+never gets them. A process that dies releases its locks with its descriptions. The files are per user, so two
+harness processes on one GPU take turns too.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ENV = "HARNESS_DEVICE_LOCK"  # in a judge's environment: "GATE_FD,SHARE_FD", its own descriptions
+
+
+def lock_dir() -> Path:
+    return Path(tempfile.gettempdir()) / f"kernel-harness-{os.getuid()}"
+
+
+def open_fds(index: int) -> tuple[int, int]:
+    """Fresh descriptions of GPU `index`'s lock files (the gate, then the shared/exclusive one), not inherited
+    unless passed (pass_fds)."""
+    directory = lock_dir()
+    directory.mkdir(mode=0o700, exist_ok=True)
+    gate = os.open(directory / f"gpu{index}.gate", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    share = os.open(directory / f"gpu{index}.share", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    return gate, share
+
+
+class DeviceLock:
+    """One holder's end of a GPU's lock. `waited_s` adds up the seconds spent waiting for it."""
+
+    def __init__(self, gate_fd: int, share_fd: int):
+        self.gate, self.share = gate_fd, share_fd
+        self.waited_s = 0.0
+
+    @classmethod
+    def for_device(cls, index: int) -> DeviceLock:
+        return cls(*open_fds(index))
+
+    @classmethod
+    def from_env(cls) -> DeviceLock | None:
+        """A judge's lock, from the descriptions its parent passed (None: it shares its device with no one)."""
+        value = os.environ.get(ENV)
+        if not value:
+            return None
+        gate, share = (int(fd) for fd in value.split(","))
+        try:
+            os.fstat(gate), os.fstat(share)
+        except OSError as exc:  # not passed down (a sandbox that closed them): said, and the device taken unlocked
+            print(f"harness: the GPU's lock was not passed to this process ({exc}); timing without it",
+                  file=sys.stderr)
+            return None
+        return cls(gate, share)
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        start = time.perf_counter()
+        fcntl.flock(self.gate, fcntl.LOCK_EX)  # behind any holder that waits to be alone
+        try:
+            fcntl.flock(self.share, fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+        self.waited_s += time.perf_counter() - start
+        try:
+            yield
+        finally:
+            fcntl.flock(self.share, fcntl.LOCK_UN)
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        start = time.perf_counter()
+        fcntl.flock(self.gate, fcntl.LOCK_EX)  # no new sharer passes while the ones inside finish
+        try:
+            fcntl.flock(self.share, fcntl.LOCK_EX)
+        finally:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+        self.waited_s += time.perf_counter() - start
+        try:
+            yield
+        finally:
+            fcntl.flock(self.share, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        for fd in (self.gate, self.share):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+@contextmanager
+def alone_on(index: int | None) -> Iterator[None]:
+    """This process has GPU `index` to itself for the block (None: not a GPU, nothing to wait for)."""
+    if index is None:
+        yield
+        return
+    lock = DeviceLock.for_device(index)
+    try:
+        with lock.alone():
+            yield
+    finally:
+        lock.close()
