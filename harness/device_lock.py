@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 ENV = "HARNESS_DEVICE_LOCK"  # in a judge's environment: "GATE_FD,SHARE_FD", its own descriptions
@@ -64,26 +64,20 @@ class DeviceLock:
             return None
         return cls(gate, share)
 
-    @contextmanager
-    def shared(self) -> Iterator[None]:
-        start = time.perf_counter()
-        fcntl.flock(self.gate, fcntl.LOCK_EX)  # behind any holder that waits to be alone
-        try:
-            fcntl.flock(self.share, fcntl.LOCK_SH)
-        finally:
-            fcntl.flock(self.gate, fcntl.LOCK_UN)
-        self.waited_s += time.perf_counter() - start
-        try:
-            yield
-        finally:
-            fcntl.flock(self.share, fcntl.LOCK_UN)
+    def shared(self) -> AbstractContextManager[None]:
+        """The device beside other sharers (a check)."""
+        return self._holding(fcntl.LOCK_SH)
+
+    def alone(self) -> AbstractContextManager[None]:
+        """The device to this holder alone (a timing, a baseline)."""
+        return self._holding(fcntl.LOCK_EX)
 
     @contextmanager
-    def alone(self) -> Iterator[None]:
+    def _holding(self, mode: int) -> Iterator[None]:
         start = time.perf_counter()
-        fcntl.flock(self.gate, fcntl.LOCK_EX)  # no new sharer passes while the ones inside finish
+        fcntl.flock(self.gate, fcntl.LOCK_EX)  # behind any holder that waits to be alone; alone, no sharer passes
         try:
-            fcntl.flock(self.share, fcntl.LOCK_EX)
+            fcntl.flock(self.share, mode)
         finally:
             fcntl.flock(self.gate, fcntl.LOCK_UN)
         self.waited_s += time.perf_counter() - start
