@@ -185,11 +185,11 @@ class LocalRun:
         finally:
             for _ in workers:
                 self.ready.put(None)
+            for started in pools:  # the children no evaluation took (each worker's own are discarded after use)
+                started.discard()
         pool.shutdown()
         for worker in workers:
             worker.join()
-        for started in pools:
-            started.discard()
         return batch.ordered()
 
     def finish_headers(self, made_later: MadeLater) -> None:
