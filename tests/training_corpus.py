@@ -1,8 +1,9 @@
 """The training corpus (issue 59): a trained LayerNorm, its forward and backward judged output by output and gradient
 by gradient against the float64 truth, through the same evaluation the CLI runs. One honest candidate and the ways a
 training kernel is gamed or wrong, as C++ on the cpu target (tests/fixtures/training/, cpu/layernorm_training) and
-as Triton kernels on cuda (tests/fixtures/training/triton/, level1/layer_norm_training). A test module takes one
-target's fixture and test into its globals (`training_tests`)."""
+as Triton kernels on cuda (the Triton reference with each case's edits: tests/training_triton.py,
+level1/layer_norm_training). A test module takes one target's fixture and test into its globals
+(`training_tests`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,12 +11,19 @@ from pathlib import Path
 import pytest
 
 from harness.flags import EXCLUDING, LOW_BACKWARD_COVERAGE
+from tests import training_triton
 from tests.corpus import evaluate_files
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "training"
-# target -> (problem, fixtures, ln.weight's and ln.bias's size in the problem as written)
-CASES = {"cpu": ("cpu/layernorm_training", FIXTURES, 1024),
-         "cuda": ("level1/layer_norm_training", FIXTURES / "triton", 8192)}
+# target -> (problem, ln.weight's and ln.bias's size in the problem as written)
+CASES = {"cpu": ("cpu/layernorm_training", 1024), "cuda": ("level1/layer_norm_training", 8192)}
+
+
+def candidates(target: str, names: list[str], scratch: Path) -> list[Path]:
+    """The cases' files: the cpu fixtures as they are, the Triton ones written from the reference into `scratch`."""
+    if target == "cpu":
+        return [FIXTURES / f"{name}.py" for name in names]
+    return training_triton.write(scratch, names)
 
 
 def expected(hidden: int) -> dict[str, tuple[str, str | None]]:
@@ -33,12 +41,12 @@ def expected(hidden: int) -> dict[str, tuple[str, str | None]]:
 
 
 def training_tests(target: str) -> dict:
-    problem, fixtures, hidden = CASES[target]
+    problem, hidden = CASES[target]
     table = expected(hidden)
 
     @pytest.fixture(scope="module")
     def results(tmp_path_factory):
-        paths = [fixtures / f"{name}.py" for name in table]
+        paths = candidates(target, list(table), tmp_path_factory.mktemp("candidates"))
         found = evaluate_files({problem: paths}, target, tmp_path_factory.mktemp("training"), static_rules=False)
         return {path.stem: result for path, result in found.items()}
 

@@ -1,5 +1,6 @@
 """Training problems on the cuda target (issue 59): the training corpus (tests/training_corpus.py) as Triton kernels
-started from the reference's, on level1/layer_norm_training. Real children. Needs a GPU: `pytest -m gpu`."""
+written from the reference's (tests/training_triton.py), on level1/layer_norm_training. Real children. Needs a GPU:
+`pytest -m gpu`."""
 import pytest
 
 from harness.device import visible_gpus

@@ -114,3 +114,16 @@ def test_a_training_problem_s_speed_of_light_counts_its_backward():
     held, out = 4 * (m * k + k * n + n), 4 * m * n
     assert (forward["bytes_moved"], trained["bytes_moved"]) == (held + out, 3 * held + 2 * out)
     assert trained["flops"] == 3 * forward["flops"] == 3 * 2 * m * k * n
+
+
+def test_the_triton_corpus_is_the_reference_with_each_cases_edits():
+    """Every edit still finds its text in the Triton reference (source() asserts it), each case compiles, and the
+    honest one is the reference's code itself."""
+    from tests.training_triton import REFERENCE, VARIANTS, source
+
+    reference = REFERENCE.read_text()
+    code = reference[reference.index('"""', 3) + 3:]
+    for name in VARIANTS:
+        text = source(name)
+        compile(text, f"{name}.py", "exec")
+        assert (text.endswith(code)) == (name == "honest"), name
