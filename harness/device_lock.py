@@ -25,14 +25,17 @@ ENV = "HARNESS_DEVICE_LOCK"  # in a judge's environment: "GATE_FD,SHARE_FD", its
 
 
 def lock_dir() -> Path:
-    return Path(tempfile.gettempdir()) / f"kernel-harness-{os.getuid()}"
+    """The user's lock files' directory, made if missing: it exists before any sandbox is built, which hides it
+    (eval/confine.py), so that no candidate can take a GPU's lock and hold every other evaluation up."""
+    directory = Path(tempfile.gettempdir()) / f"kernel-harness-{os.getuid()}"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    return directory
 
 
 def open_fds(index: int) -> tuple[int, int]:
     """Fresh descriptions of GPU `index`'s lock files (the gate, then the shared/exclusive one), not inherited
     unless passed (pass_fds)."""
     directory = lock_dir()
-    directory.mkdir(mode=0o700, exist_ok=True)
     gate = os.open(directory / f"gpu{index}.gate", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     share = os.open(directory / f"gpu{index}.share", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     return gate, share

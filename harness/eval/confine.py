@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import sandbox, seal
+from harness import device_lock, sandbox, seal
 from harness.config import Settings
 from harness.errors import InputError
 
@@ -42,11 +42,12 @@ def require(settings: Settings) -> None:
 
 
 def hidden(settings: Settings) -> tuple[Path, ...]:
-    """The store, the key that seals what the harness keeps (seal.py), the user's credentials."""
+    """The store, the key that seals what the harness keeps (seal.py), the user's credentials, and the GPUs'
+    locks (device_lock.py: a candidate holding one would stall every other evaluation on its GPU)."""
     db = settings.db
     home = Path.home()
     return (db, *(db.with_name(db.name + end) for end in ("-wal", "-shm", "-journal")), seal.ensure_key(),
-            *(home / name for name in CREDENTIALS))
+            *(home / name for name in CREDENTIALS), device_lock.lock_dir())
 
 
 @dataclass(frozen=True)

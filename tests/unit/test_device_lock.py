@@ -8,9 +8,12 @@ import time
 
 import pytest
 
-from harness import device_lock
+from harness import device_lock, sandbox
+from harness.config import load_settings
 from harness.device_lock import DeviceLock
+from harness.eval import confine
 from harness.eval.device_slots import DeviceSlots, planned_bytes
+from harness.process import child_env
 
 HOLDER = textwrap.dedent("""
     import sys, time
@@ -28,6 +31,7 @@ HOLDER = textwrap.dedent("""
 
 @pytest.fixture
 def gpu(tmp_path, monkeypatch):
+    (tmp_path / "locks").mkdir()
     monkeypatch.setattr(device_lock, "lock_dir", lambda: tmp_path / "locks")
     return 7  # a GPU index no other test uses
 
@@ -112,3 +116,28 @@ def test_a_judge_whose_descriptions_did_not_arrive_says_so_and_goes_on(monkeypat
     monkeypatch.setenv(device_lock.ENV, "990,991")  # not open here
     assert DeviceLock.from_env() is None
     assert "the GPU's lock was not passed" in capsys.readouterr().err
+
+
+TAKE = textwrap.dedent("""
+    import fcntl, os, sys
+    try:
+        fd = os.open(sys.argv[1], os.O_RDONLY)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        print("taken")
+    except OSError as exc:
+        print(type(exc).__name__)
+""")
+
+
+def test_a_sandboxed_candidate_cannot_take_a_gpus_lock(tmp_path):
+    """The lock files are readable by the user, and flock needs no more: the sandbox hides their directory."""
+    gate = device_lock.lock_dir() / "gpu0.gate"
+    os.close(device_lock.open_fds(0)[0])  # the files exist, as they do once a judge was started
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    policy = confine.confinement(load_settings(results_dir=tmp_path / "r")).policy(scratch, gpu=False)
+    done = subprocess.run(sandbox.command(policy, [sys.executable, "-c", TAKE, str(gate)]), capture_output=True,
+                          text=True, timeout=60, cwd=scratch, env=child_env())
+    assert done.stdout.strip() in ("PermissionError", "FileNotFoundError", "NotADirectoryError"), done
+    plain = subprocess.run([sys.executable, "-c", TAKE, str(gate)], capture_output=True, text=True, timeout=60)
+    assert plain.stdout.strip() == "taken"  # outside the sandbox the same code takes it: the test can fail
