@@ -59,6 +59,9 @@ class Settings(Frozen):
                                                               "local one)")
     gpus: int = Field(default=0, ge=0, description="Evaluate on at most this many GPUs at once (0: every visible GPU "
                                                    "of the first one's model)")
+    gpu_slots: int = Field(default=1, ge=1, le=8, description="Evaluations one GPU is handed at once: their checks "
+                           "share it, each one's timing has it alone; more than one only where each one's memory is "
+                           "known and they fit, and other processes' work can be told apart (local executor)")
     dtype: Literal["float32", "float16", "bfloat16"] = Field(
         default="float32", description="Floating inputs and parameters are cast to this (fp32, fp16 or bf16)")
     check: Literal["truth", "allclose", "kernelbench", "kernelbench-v0"] = Field(
@@ -129,7 +132,7 @@ class Settings(Frozen):
 ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_TRIALS": "trials",
        "HARNESS_BUILD_TIMEOUT": "build_timeout_s", "HARNESS_EVAL_TIMEOUT": "eval_timeout_s",
        "HARNESS_BUILD_WORKERS": "build_workers", "HARNESS_MAX_JOBS": "max_jobs",
-       "HARNESS_BUILD_ACCELERATION": "build_acceleration", "HARNESS_GPUS": "gpus",
+       "HARNESS_BUILD_ACCELERATION": "build_acceleration", "HARNESS_GPUS": "gpus", "HARNESS_GPU_SLOTS": "gpu_slots",
        "HARNESS_EXECUTOR": "executor", "HARNESS_RAY_ADDRESS": "ray_address", "HARNESS_DTYPE": "dtype",
        "HARNESS_TIMING_WARMUP_RUNS": "timing.warmup_runs", "HARNESS_TIMING_MIN_RUNS": "timing.min_runs",
        "HARNESS_TIMING_MAX_RUNS": "timing.max_runs", "HARNESS_TIMING_TARGET_RSE": "timing.target_rse",
@@ -143,7 +146,7 @@ ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_T
 # Setting -> its command-line flag, where it has one (the commands that take it: README, `harness CMD --help`).
 FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials", "build_timeout_s": "--build-timeout",
          "eval_timeout_s": "--eval-timeout", "build_workers": "--build-workers",
-         "build_acceleration": "--build-acceleration", "gpus": "--gpus",
+         "build_acceleration": "--build-acceleration", "gpus": "--gpus", "gpu_slots": "--gpu-slots",
          "executor": "--executor", "ray_address": "--ray-address", "timing.budget_s": "--timing-budget",
          "force": "--force", "max_speedup": "--max-speedup", "min_coverage": "--min-coverage",
          "compile_baselines": "--compile-baselines",

@@ -1,7 +1,8 @@
 """One GPU's timing alone: evaluations check side by side, and each times with nothing else on the device.
 
 A reader-writer lock over two files per GPU, taken with flock: a judge holds it shared while its check runs on the
-device (set-up, trials, poisoning, coverage) and exclusive while it times; a parent holds it exclusive while it
+device (set-up, trials, coverage) and exclusive while it times and while its runner poisons the device's free memory
+(which claims all of it for a moment); a parent holds it exclusive while it
 measures a baseline. Writers go first: one that wants the device alone takes the gate before it waits for the
 readers, and readers pass the gate on their way in, so a stream of checks keeps a timing waiting only for the checks
 already under way. Every holder has open file descriptions of its own (flock belongs to the description: inherited
@@ -76,7 +77,25 @@ class DeviceLock:
         return self._holding(fcntl.LOCK_EX)
 
     @contextmanager
+    def alone_awhile(self) -> Iterator[None]:
+        """Within shared(): the device alone for a block, then shared again. The shared hold is let go first (two
+        sharers that each took the gate while holding it would wait for each other for good)."""
+        fcntl.flock(self.share, fcntl.LOCK_UN)
+        try:
+            with self._holding(fcntl.LOCK_EX):
+                yield
+        finally:
+            self._take(fcntl.LOCK_SH)
+
+    @contextmanager
     def _holding(self, mode: int) -> Iterator[None]:
+        self._take(mode)
+        try:
+            yield
+        finally:
+            fcntl.flock(self.share, fcntl.LOCK_UN)
+
+    def _take(self, mode: int) -> None:
         start = time.perf_counter()
         fcntl.flock(self.gate, fcntl.LOCK_EX)  # behind any holder that waits to be alone; alone, no sharer passes
         try:
@@ -84,10 +103,6 @@ class DeviceLock:
         finally:
             fcntl.flock(self.gate, fcntl.LOCK_UN)
         self.waited_s += time.perf_counter() - start
-        try:
-            yield
-        finally:
-            fcntl.flock(self.share, fcntl.LOCK_UN)
 
     def close(self) -> None:
         for fd in (self.gate, self.share):

@@ -98,6 +98,10 @@ class ProcessFigures(Frozen):
                                           "yet done, if it was not")
     judge_exit_s: float | None = figure("judge's exit", about="The judge's exit (its CUDA context torn down)")
     runner_exit_s: float | None = figure("runner's exit", about="Then the runner's")
+    judge_memory_mib: int | None = figure("judge's GPU memory (MiB)", about="The most GPU memory the judge's "
+                                          "allocator held (what evaluations side by side plan by)")
+    runner_memory_mib: int | None = figure("runner's GPU memory (MiB)", about="The same for the runner, as it says "
+                                           "(its candidate may change what it says: only the planning trusts it)")
 
 
 class Contention(Frozen):

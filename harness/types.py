@@ -325,9 +325,9 @@ class Baseline(Frozen):
                                                                 "used while it was timed")
     confirmations: int = Field(default=0, description="Eager: how many later measurements, each in its own child, "
                                "agreed with it (0: provisional, measured again; baseline.settle)")
-    peak_memory_bytes: int | None = Field(default=None, description="Eager on a GPU: the measurement's peak "
-                                          "device memory (the reference, its inputs and outputs, its backward's): "
-                                          "what evaluations side by side plan by (None: not measured)")
+    peak_memory_bytes: int | None = Field(default=None, description="Read from baselines stored by the version of "
+                                          "2026-12-07, which measured an eager baseline's peak device memory; no "
+                                          "longer measured (evaluations side by side plan by their own)")
 
 
 class Peaks(Frozen):

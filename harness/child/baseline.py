@@ -101,10 +101,6 @@ def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync)
     init_seed = trial_seed(spec.seed, "init")
     atol, rtol = tolerances(spec.dtype, item.atol, item.rtol)
     failed: dict[str, str] = {}
-    gpu = device.type == "cuda"
-    if gpu:  # the measurement's peak memory: what an evaluation's sides each hold, at least
-        torch.cuda.reset_peak_memory_stats(device)
-        held_before = torch.cuda.memory_allocated(device)
     with torch.no_grad():
         models = {"eager": construct(problem.Model, init, device, dtype, init_seed)}
         compile_kinds = [k for k in item.kinds if BASELINE_KINDS[k]]
@@ -145,10 +141,8 @@ def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync)
         after = cpu_load.sample(cpus) if before else None
     load = cpu_load.load_between(before, after, len(cpus)) if before and after else None
     eager_ms = timings["eager"].median_ms
-    peak = torch.cuda.max_memory_allocated(device) - held_before if gpu else None
     found = {kind: Baseline(timing=t, eager_ms=None if kind == "eager" else eager_ms,
-                            foreign_cpu=load.foreign if load else None,
-                            peak_memory_bytes=peak if kind == "eager" else None, **costs)
+                            foreign_cpu=load.foreign if load else None, **costs)
              for kind, t in timings.items()}
     found.update({kind: Baseline(error=why, **costs) for kind, why in failed.items()})
     return found

@@ -80,6 +80,9 @@ class Checking:
     def stage_ends(self, name: str) -> None:
         raise NotImplementedError  # Evaluation's: its stage clock
 
+    def device_alone(self) -> contextlib.AbstractContextManager[None]:
+        raise NotImplementedError  # Evaluation's: its GPU's lock
+
     @property
     def entered(self) -> JudgeWorkload:
         """The current workload: there is one from setup on, but while the next one is made (enter)."""
@@ -144,14 +147,15 @@ class Checking:
         # Poison only before trial 0's two runs (defenses.Poison): later trials' inputs are fresh, and nothing has
         # computed on them in the runner before the candidate runs, so its freed memory cannot hold their answers; an
         # output left partly unwritten already fails trial 0 on poisoned memory.
-        started = _clock()
-        with self.part(self.check_parts, "call_s"):
-            out = self.remote.call(self.seed(label), poison, what, expected.reference)
-            if first:  # the same input twice: uninitialised memory or races show as disagreement
-                again = self.remote.call(self.seed(label), poison, f"{what}, second run on the same input",
-                                         expected.reference)
-                if poison:
-                    self.poisoned_s = _clock() - started
+        with self.device_alone() if poison else contextlib.nullcontext():
+            started = _clock()
+            with self.part(self.check_parts, "call_s"):
+                out = self.remote.call(self.seed(label), poison, what, expected.reference)
+                if first:  # the same input twice: uninitialised memory or races show as disagreement
+                    again = self.remote.call(self.seed(label), poison, f"{what}, second run on the same input",
+                                             expected.reference)
+                    if poison:
+                        self.poisoned_s = _clock() - started
         with self.part(self.check_parts, "compare_s"):
             # An output of another shape or dtype than the reference's arrives as a meta tensor (channel.decode),
             # for the judgement below to say so.

@@ -21,8 +21,7 @@ import random
 import sys
 import time
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from statistics import median, quantiles
 from typing import Literal
@@ -42,6 +41,7 @@ from harness.child.common import (
 )
 from harness.child.judge_workload import JudgeWorkload, Record, fits
 from harness.child.remote import Remote
+from harness.child.stage_clock import DeviceTurns, StageClock
 from harness.child.timing import Side, time_interleaved
 from harness.child.training import parameter_shapes
 from harness.child.workload import Instance
@@ -54,7 +54,6 @@ from harness.figures import (
     ProcessFigures,
     ProcessStart,
     SetupParts,
-    StageSeconds,
 )
 from harness.freeze import Freezer
 from harness.process import write_atomic
@@ -63,7 +62,6 @@ from harness.types import HARNESS_ERROR, Coverage
 from harness.workloads import DEFAULT
 
 _clock_ns = time.perf_counter_ns
-_clock = time.perf_counter  # bound before any candidate code runs: stage times cannot be patched
 ROUND_TRIPS = 20     # empty round trips to the runner before setup: what a reply costs
 
 STAGES = ("setup", "check", "coverage", "time")  # StageSeconds' fields, with `_s`
@@ -71,17 +69,16 @@ STAGES = ("setup", "check", "coverage", "time")  # StageSeconds' fields, with `_
 
 def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: dict | None = None) -> WorkerReport:
     """Setup, check, time; the first verdict reached inside (incorrect, rejected, runtime_error...) ends it. Where
-    the parent passed the GPU's lock, the check shares the device with other evaluations' checks and the timing has
-    it alone (device_lock.py)."""
+    the parent passed the GPU's lock, the check shares the device with other evaluations' checks, and the poisoned
+    calls and the timing have it alone (device_lock.py)."""
     evaluation = Evaluation(spec, remote, freezer, ProcessStart.reported(judge_start or {}))
-    lock = DeviceLock.from_env()
     try:
         with torch.no_grad():
-            with evaluation.on_device(lock, alone=False):
+            with evaluation.turns.on_device(alone=False):
                 evaluation.setup()
                 evaluation.check()
                 evaluation.profile()
-            with evaluation.on_device(lock, alone=True):
+            with evaluation.turns.on_device(alone=True):
                 evaluation.time()
     except EvalFailure as failure:
         return evaluation.failed(failure)
@@ -100,6 +97,7 @@ class Evaluation(Checking):
         self.remote = remote
         self.freezer = freezer
         self.stages = StageClock(remote)  # from here: the setup stage includes importing the problem
+        self.turns = DeviceTurns(DeviceLock.from_env(), self.stages)
         self.device, device_name, self.timer, self.sync = target_device(torch, spec.target)
         remote.device = self.device
         self.dtype = getattr(torch, spec.dtype)
@@ -137,16 +135,8 @@ class Evaluation(Checking):
     def stage_ends(self, name: str) -> None:
         self.stages.ends(name)
 
-    @contextmanager
-    def on_device(self, lock: DeviceLock | None, alone: bool) -> Iterator[None]:
-        """The block with the GPU shared with other checks, or alone; the wait for it is no stage's."""
-        if lock is None:
-            yield
-            return
-        waited = lock.waited_s
-        with lock.alone() if alone else lock.shared():
-            self.stages.waited(lock.waited_s - waited)
-            yield
+    def device_alone(self) -> AbstractContextManager[None]:
+        return self.turns.alone_awhile()
 
     # ---- the stages ----
 
@@ -285,9 +275,13 @@ class Evaluation(Checking):
                                 copy_ms=median(self.copies) if self.copies else None)
         return Figures(stages=stages, setup_parts=SetupParts(**self.setup_parts),
                        check_parts=CheckParts(poisoned_s=self.poisoned_s, **self.check_parts),
-                       process=ProcessFigures(runner_wait_ms=self.runner_wait_ms),
+                       process=ProcessFigures(runner_wait_ms=self.runner_wait_ms, judge_memory_mib=self.memory_mib(),
+                                              runner_memory_mib=self.remote.runner_memory_mib),
                        runner_start=ProcessStart.reported(self.remote.runner_start), judge_start=self.judge_start,
                        contention=self.load, evidence=evidence)
+
+    def memory_mib(self) -> int | None:
+        return torch.cuda.max_memory_reserved(self.device) >> 20 if self.device.type == "cuda" else None
 
     def check_result(self, status: Literal["correct", "incorrect"], message: str, found=None) -> CheckResult:
         """The verdict over every judged output: the failing comparison's errors, or the worst of all."""
@@ -313,34 +307,6 @@ class Evaluation(Checking):
     def observed(self) -> dict:
         return dict(reference_stats=self.reference_stats, seed_mismatch=self.seed_mismatch, coverage=self.coverage,
                     workloads=self.workload_results())
-
-
-class StageClock:
-    """The judge's stages, each from its own start (the last one's end) to its own end, less the seconds Triton
-    compiled and autotuned in the runner meanwhile (figures of their own: build time)."""
-
-    def __init__(self, remote: Remote):
-        self.remote = remote
-        self.seconds: dict[str, float] = {}
-        self.jit: dict[str, float] = {}  # the runner's Triton seconds so far
-        self.start = _clock()
-        self.device_wait = 0.0  # waiting for the GPU's lock, taken out of the stage it fell in
-
-    def waited(self, seconds: float) -> None:
-        self.start += seconds
-        self.device_wait += seconds
-
-    def ends(self, name: str) -> None:
-        jit_before = sum(self.jit.values())
-        self.jit = self.remote.jit()
-        end = _clock()
-        self.seconds[name] = end - self.start - (sum(self.jit.values()) - jit_before)
-        self.start = end
-
-    def figures(self) -> StageSeconds:
-        return StageSeconds(**{f"{name}_s": seconds for name, seconds in self.seconds.items()},
-                            compile_s=self.jit.get("compile"), autotune_s=self.jit.get("autotune"),
-                            device_wait_s=round(self.device_wait, 4) or None)
 
 
 def same_parameters(candidate: list, reference: list) -> None:

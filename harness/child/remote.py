@@ -48,6 +48,7 @@ class Remote:
         self.jit_seconds: dict[str, float] = {}
         self.ended = False     # the runner was told it is done (and may be gone)
         self.runner_start: dict[str, float] = {}
+        self.runner_memory_mib: int | None = None  # as the runner said at the end (its candidate may change it)
 
     def ask(self, request: messages.Request | None, kind: type[R], what: str) -> R:
         """Send `request` (None: only wait) and return the reply, which must be a `kind`; a descriptor sent with it
@@ -227,5 +228,6 @@ class Remote:
 
     def end(self) -> None:
         self.jit()
-        self.ask(messages.End(), messages.Ended, "(at the end)")
+        ended = self.ask(messages.End(), messages.Ended, "(at the end)")
+        self.runner_memory_mib = ended.memory_mib if ended.memory_mib >= 0 else None
         self.ended = True

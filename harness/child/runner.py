@@ -132,6 +132,8 @@ class Runner:
         mine = leaves(inputs) if self.training else [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         if request.poison:
             self.poison()
+            if self.device.type == "cuda":  # the poisoning claimed all free memory for a moment: not what it holds
+                torch.cuda.reset_peak_memory_stats(self.device)
         first = not self.called  # its set-up and first call are what feedback quotes of its output
         with failing_as(f"ModelNew.{'forward or backward' if self.training else 'forward'} failed ({what})"):
             with Watch("in forward", self.answer) if first else contextlib.nullcontext():
@@ -239,7 +241,8 @@ class Runner:
 
     def end(self, _: messages.End) -> None:
         self.guard.verify("while being timed")
-        self.reply(messages.Ended())
+        held = torch.cuda.max_memory_reserved(self.device) >> 20 if self.device.type == "cuda" else -1
+        self.reply(messages.Ended(memory_mib=held))
 
     # What serves each request the protocol declares (runner_protocol.REQUESTS). Read-only, and a class attribute,
     # so a candidate that redirects a request must change Runner, which the Guard watches.

@@ -169,7 +169,7 @@ class OwnTicks(Reply):
 
 @_declare("end")
 class Ended(Reply):
-    pass
+    memory_mib: int  # the most GPU memory the runner's allocator held (-1: not a GPU); the candidate may change it
 
 
 @_declare("failure")

@@ -36,7 +36,7 @@ def cmd_bench(args) -> int:
     results_dir = Path(args.results_dir) if args.results_dir else Path(tempfile.mkdtemp(prefix="harness-bench-"))
     kept = " (removed at the end, also when stopped; --keep keeps it)" if removes_results(args) else ""
     settings = load_settings(config_file=args.config, results_dir=results_dir, db_path=None, force=True, rebuild=False,
-                             build_workers=args.build_workers, sandbox=args.sandbox,
+                             build_workers=args.build_workers, gpu_slots=args.gpu_slots, sandbox=args.sandbox,
                              timing={"budget_s": args.timing_budget})
     bench = Bench(device, settings, args.problem)
     passes = Passes({"device": device.name, "target": device.target, "problem": bench.problem.id,
@@ -201,8 +201,8 @@ def add_parser(sub) -> None:
         "bench", help="throughput benchmark: distinct candidates per minute, pipelined vs one at a time",
         description="Generate a batch of distinct candidates (relu kernel variants; cuda shapes: lean = no torch "
                     "header in the .cu, torch = torch/extension.h in the .cu, triton = a @triton.jit kernel; "
-                    "cpu: C++, or triton in its interpreter), evaluate them end to end "
-                    "through the pipelined executor (builds on the CPUs overlapped with one evaluation per GPU), then "
+                    "cpu: C++, or triton in its interpreter), evaluate them end to end through the pipelined "
+                    "executor (builds on the CPUs overlapped with the evaluations on each GPU), then "
                     "evaluate --serial other ones one at a time (build, then evaluate in a fresh process), and "
                     "print candidates/min, mean seconds per stage, device busy share, per-candidate overhead and "
                     "the ratio; with --kernelbench DIR, the pipelined pass's very candidates go through KernelBench's "
@@ -231,6 +231,8 @@ def add_parser(sub) -> None:
     bench.add_argument("--shapes", metavar="LIST", help="comma-separated: lean, torch, triton on cuda (default: "
                        "lean,torch); cpp, triton on cpu (default: cpp)")
     bench.add_argument("--gpus", type=positive(int), metavar="N", help="GPUs for the pipelined pass (default: all)")
+    bench.add_argument("--gpu-slots", type=positive(int), metavar="N",
+                       help="evaluations one GPU is handed at once in the pipelined pass (default 1)")
     bench.add_argument("--scaling", action="store_true",
                        help="also evaluate the built batch again on 1 GPU and on all: evaluation throughput alone")
     bench.add_argument("--build-workers", type=positive(int), metavar="N", help="parallel builds (default: CPUs)")

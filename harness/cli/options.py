@@ -69,8 +69,11 @@ def eval_options(select: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="seconds of timing per candidate before stopping unconverged (default 5)")
     add("--build-workers", type=positive(int), metavar="N", help="parallel builds (default: number of CPUs)")
     add("--gpus", type=positive(int), metavar="N",
-        help="evaluate on at most N GPUs at once, one evaluation per GPU (default: every visible "
+        help="evaluate on at most N GPUs at once (default: every visible "
              "GPU of the same model; CUDA_VISIBLE_DEVICES picks which)")
+    add("--gpu-slots", type=positive(int), metavar="N",
+        help="evaluations one GPU is handed at once (default 1): their checks share it, each one's timing has it "
+             "alone; more than one only where their measured memory fits and other processes' work can be told apart")
     add("--executor", choices=("local", "ray"),
         help="local (default): builds on this machine's CPUs, evaluations on its GPUs; ray: "
              "builds and evaluations as tasks on a Ray cluster (pip install 'kernel-harness[ray]')")
@@ -135,7 +138,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
                          results_dir=args.results_dir, db_path=args.db, trials=flag("trials"),
                          build_timeout_s=flag("build_timeout"), eval_timeout_s=flag("eval_timeout"),
                          build_acceleration=on_off(flag("build_acceleration")),
-                         build_workers=flag("build_workers"), gpus=flag("gpus"), force=flag("force"),
+                         build_workers=flag("build_workers"), gpus=flag("gpus"), gpu_slots=flag("gpu_slots"),
+                         force=flag("force"),
                          executor=flag("executor"), ray_address=flag("ray_address"),
                          max_speedup=flag("max_speedup"), min_coverage=flag("min_coverage"),
                          compile_baselines=flag("compile_baselines"),

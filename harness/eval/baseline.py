@@ -68,13 +68,6 @@ def trusted(kind: str, baseline: Baseline) -> bool:
     return clean(baseline) and baseline.confirmations >= 1
 
 
-def unplanned(kind: str, baseline: Baseline, device: DeviceInfo) -> bool:
-    """A GPU's eager baseline stored before its peak memory was measured: measured again, once, for evaluations
-    side by side to plan by (scheduler.DeviceSlots)."""
-    return kind == "eager" and device.target == "cuda" and baseline.timing is not None \
-        and baseline.peak_memory_bytes is None
-
-
 def clean(baseline: Baseline) -> bool:
     """An eager time that neither its own spread nor the cores' counters say was disturbed."""
     return (baseline.timing is not None and baseline.timing.rse <= NOISY_BASELINE_RSE
@@ -99,8 +92,6 @@ def keep(stores: list[Store], key: BaselineKey, new: Baseline, stored: Baseline 
     """Store what stands after a new measurement (`stored`: what was there before it) and return it: a
     torch.compile kind as measured, an eager time settled with the stored one."""
     kept = settle(stored, new) if key[-1] == "eager" else new
-    if kept.peak_memory_bytes is None and new.peak_memory_bytes is not None:  # a stored time, measured before peaks
-        kept = kept.model_copy(update={"peak_memory_bytes": new.peak_memory_bytes})
     if kept != stored:
         for store in stores:
             store.add_baseline(key, kept)
@@ -155,8 +146,7 @@ def _measure(unique: list[Problem], device: DeviceInfo, settings: Settings, stor
     missing: dict[str, tuple[Problem, list[str]]] = {}
     for p in unique:
         stored = _known(p, device, settings, stores) if stores else {}
-        need = [k for k in kinds if force or k not in stored or not trusted(k, stored[k])
-                or unplanned(k, stored[k], device)]
+        need = [k for k in kinds if force or k not in stored or not trusted(k, stored[k])]
         found[p.sha256] = {k: b for k, b in stored.items() if k in kinds and k not in need}
         before[p.sha256] = {} if force else stored
         if need:

@@ -34,7 +34,8 @@ from harness.types import BuildResult, Candidate, DeviceInfo, EvalResult
 # Mean seconds per candidate, as summaries give them: build, queue, the evaluation and its parts (compile and
 # autotune: Triton's, in the evaluation child; check_poisoned: the part of check that trial 0's two calls on poisoned
 # memory took, the poisoning included).
-STAGES = ("build", "queue", "eval", "setup", "compile", "autotune", "check", "check_poisoned", "coverage", "time")
+STAGES = ("build", "queue", "eval", "device_wait", "setup", "compile", "autotune", "check", "check_poisoned",
+          "coverage", "time")
 # Where the set-up and the check went (figures.SetupParts, CheckParts; check_poisoned is among the STAGES)
 PARTS = tuple(name for name, (group, field) in FLAT_NAMES.items()
               if group in ("setup_parts", "check_parts") and field != "poisoned_s")
@@ -46,7 +47,8 @@ PARTS = tuple(name for name, (group, field) in FLAT_NAMES.items()
 PER_CANDIDATE = ("build", "queue", "eval", "setup", "check", "check_poisoned", "time", "child_age_s", "runner_wait_ms",
                  "runner_ready_s", "runner_imports_s", "runner_device_s", "runner_device_attempts", "runner_triton_s",
                  "judge_ready_s", "judge_imports_s", "judge_device_s", "judge_device_attempts", "flagged_eval",
-                 "unreported_ms", "round_trip_ms", "deferred_ms", "copy_ms", "judge_exit_s", "runner_exit_s", *PARTS)
+                 "unreported_ms", "round_trip_ms", "deferred_ms", "copy_ms", "judge_exit_s", "runner_exit_s",
+                 "device_wait", "judge_memory_mib", "runner_memory_mib", *PARTS)
 PROBLEMS = {"cuda": "level1/relu", "cpu": "cpu/relu"}
 CONFIRMING_MEASUREMENTS = 3  # of the clean baseline before the passes, at most (a busy machine may never agree)
 

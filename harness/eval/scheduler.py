@@ -1,10 +1,10 @@
 """Schedules a batch of jobs: each distinct candidate built once, its jobs evaluated as builds finish.
 
 The policy (Batch) is shared by both backends: this machine (run_jobs: builds on a pool of CPU workers, on a GPU
-the precompiled headers they ask for made beside the evaluations, evaluations on one worker per device, in children
-started ahead of need) and a Ray cluster (ray.py). On this machine a GPU is handed up to
-device_slots.SLOTS evaluations at once, as their memory allows, whose checks share it while each one's timing has it
-alone (device_lock.py); on the CPU target one evaluation at a time, after every build (the cores are the device).
+the precompiled headers they ask for made beside the evaluations, evaluations in children started ahead of need) and
+a Ray cluster (ray.py). On this machine a GPU is handed up to settings.gpu_slots evaluations at once, as their memory
+allows (device_slots.py), whose checks share it while each one's poisoned calls and timing have it alone
+(device_lock.py); on the CPU target one evaluation at a time, after every build (the cores are the device).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from functools import partial
 
 from harness.eval import gpu_load
 from harness.eval.build_cost import expected_build_cost
-from harness.eval.device_slots import SLOTS, DeviceSlots, planned_bytes
+from harness.eval.device_slots import DeviceSlots, MemoryPlan, needs_alone
 from harness.eval.evaluation import (
     Job,
     ReadyChild,
@@ -150,6 +150,7 @@ class LocalRun:
         self.ready: queue.Queue[int | None] = queue.Queue()  # jobs to evaluate, for the evaluation workers
         self.events: queue.Queue[tuple] = queue.Queue()      # everything that happened, for the calling thread
         self.queued_at: dict[int, float] = {}
+        self.memory = MemoryPlan()  # what an evaluation of each problem takes on a GPU, as the batch learns it
 
     def built(self, sha: str, future: Future) -> None:
         """A build's end, from its thread: to the calling thread's events."""
@@ -159,9 +160,9 @@ class LocalRun:
         batch = self.batch
         workers: list[threading.Thread] = []
         pools: list[ChildPool] = []
-        for d in self.devices:  # on a GPU, SLOTS workers, as many evaluations as DeviceSlots lets in at once
+        for d in self.devices:  # on a GPU, gpu_slots workers, as many evaluations as DeviceSlots lets in at once
             children = ChildPool(d, self.settings, batch.triton) if batch.overlap else None
-            slots = DeviceSlots(partial(gpu_load.sharing_budget, d), SLOTS if batch.overlap else 1)
+            slots = DeviceSlots(partial(gpu_load.sharing_budget, d), self.settings.gpu_slots if batch.overlap else 1)
             pools += [children] if children else []
             workers += [threading.Thread(target=self.evaluation_worker, args=(d, children, slots), daemon=True,
                                          name=f"eval-{d.index}-{n}") for n in range(slots.slots)]
@@ -234,28 +235,38 @@ class LocalRun:
 
     def evaluation_worker(self, device: DeviceInfo, pool: ChildPool | None, slots: DeviceSlots) -> None:
         """Evaluate ready jobs on `device`, each once `slots` lets it in beside the others there (its problem's
-        measured memory known and fitting), in a child from `pool` (None: a new one, on the cpu target)."""
+        memory known from an earlier evaluation, and fitting), in a child from `pool` (None: a new one, on the cpu
+        target)."""
         try:
             while (i := self.ready.get()) is not None:
                 job = self.batch.jobs[i]
-                build = self.batch.builds[job.candidate.sha256]
-                baseline = self.context.baselines.get(job.problem.sha256)
-                need = planned_bytes(baseline.peak_memory_bytes if baseline else None)
-                slots.enter(need)
-                try:
-                    waited = time.monotonic() - self.queued_at[i]
-                    try:
-                        result = evaluate_built(self.context.on(device).job(job, build), pool.take() if pool else None)
-                    except Exception as exc:  # noqa: BLE001 - a fault of ours (disk, child start): not a verdict
-                        result = harness_fault(job, device, self.settings, "evaluating", exc, build)
-                    side_by_side = len(slots.inside)
-                finally:
-                    slots.leave(need)
+                result, started, side_by_side = self.seated(job, device, pool, slots,
+                                                            self.memory.need(job.problem.sha256))
+                self.memory.learn(job.problem.sha256, result)
                 if pool:
                     pool.learn(result, side_by_side)
-                self.events.put(("evaluated", i, result, waited))
+                self.events.put(("evaluated", i, result, started - self.queued_at[i]))
         except BaseException as exc:  # noqa: BLE001 - handed to the calling thread, which raises it
             self.events.put(("failed", exc))
+
+    def seated(self, job: Job, device: DeviceInfo, pool: ChildPool | None, slots: DeviceSlots,
+               need: int | None) -> tuple[EvalResult, float, int]:
+        """The job evaluated once let in (with when it was first let in, and how many ran beside it at its end);
+        evaluated again alone where a neighbour may have decided its verdict (device_slots.needs_alone)."""
+        seat = slots.enter(need)
+        started = time.monotonic()
+        try:
+            build = self.batch.builds[job.candidate.sha256]
+            try:
+                result = evaluate_built(self.context.on(device).job(job, build), pool.take() if pool else None)
+            except Exception as exc:  # noqa: BLE001 - a fault of ours (disk, child start): not a verdict
+                result = harness_fault(job, device, self.settings, "evaluating", exc, build)
+            side_by_side = len(slots.inside)
+        finally:
+            slots.leave(seat)
+        if needs_alone(seat, result):
+            result, side_by_side = self.seated(job, device, pool, slots, None)[0], 1  # need None: alone
+        return result, started, side_by_side
 
 
 def spares_wanted(result: EvalResult, current: int, side_by_side: int = 1) -> int:

@@ -2,8 +2,8 @@
 labelled in its unit for a person."""
 import pytest
 
-from harness.child import evaluate
-from harness.child.evaluate import StageClock
+from harness.child import stage_clock
+from harness.child.stage_clock import StageClock
 from harness.figures import FLAT_NAMES, Contention, Figures, ProcessStart, StageSeconds, unit_of
 from harness.report.html import fmt_figure
 
@@ -20,7 +20,7 @@ class Runner:
 
 def test_each_stage_is_its_own_clock_readings_less_the_jit_seconds_within_it(monkeypatch):
     readings = iter([10.0, 11.0, 14.0, 14.5])
-    monkeypatch.setattr(evaluate, "_clock", lambda: next(readings))
+    monkeypatch.setattr(stage_clock, "_clock", lambda: next(readings))
     clock = StageClock(Runner([{}, {"compile": 2.0, "autotune": 0.5}, {"compile": 2.0, "autotune": 0.5}]))
     clock.ends("setup")
     clock.ends("check")  # 3 s, 2.5 s of them Triton's

@@ -25,7 +25,7 @@ SAMPLES: dict[type[messages.Reply], messages.Reply] = {
     messages.Profiled: messages.Profiled(coverage=COVERAGE.model_dump(mode="json")), messages.Armed: messages.Armed(),
     messages.Timed: messages.Timed(event_ms=1.25, wall_ms=1.25), messages.Handed: messages.Handed(),
     messages.JitSeconds: messages.JitSeconds(seconds={"compile": 0.5, "elsewhere": 9.0}),
-    messages.OwnTicks: messages.OwnTicks(ticks=7), messages.Ended: messages.Ended(),
+    messages.OwnTicks: messages.OwnTicks(ticks=7), messages.Ended: messages.Ended(memory_mib=512),
 }
 OUTPUT = torch.arange(6.0)
 DECLARED = {**messages.REQUESTS, messages.Go.NAME: messages.Go}
