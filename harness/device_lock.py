@@ -2,13 +2,13 @@
 
 A reader-writer lock over two files per GPU, taken with flock: a judge holds it shared while its check runs on the
 device (set-up, trials, coverage) and exclusive while it times and while its runner poisons the device's free memory
-(which claims all of it for a moment); a parent holds it exclusive while it
-measures a baseline. Writers go first: one that wants the device alone takes the gate before it waits for the
-readers, and readers pass the gate on their way in, so a stream of checks keeps a timing waiting only for the checks
-already under way. Every holder has open file descriptions of its own (flock belongs to the description: inherited
-ones would be one lock for all), opened by the parent and passed to a judge; the runner, which holds the candidate,
-never gets them. A process that dies releases its locks with its descriptions. The files are per user, so two
-harness processes on one GPU take turns too.
+(which claims all of it for a moment); a parent holds it exclusive while it measures a baseline. Writers go first:
+one that wants the device alone takes the gate before it waits for the readers, and readers pass the gate on their
+way in, so a stream of checks keeps a timing waiting only for the checks already under way. Every holder has open
+file descriptions of its own (flock belongs to the description: inherited ones would be one lock for all), opened by
+the parent and passed to a judge; the runner, which holds the candidate, never gets them. A process that dies
+releases its locks with its descriptions. The files are per user, so two harness processes on one GPU take turns
+too.
 """
 
 from __future__ import annotations

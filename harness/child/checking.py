@@ -31,6 +31,7 @@ from harness.child.check import (
 from harness.child.common import EvalFailure, failing_as, trial_seed
 from harness.child.judge_workload import JudgeWorkload, Record, fits
 from harness.child.remote import KEPT, Remote
+from harness.child.stage_clock import DeviceTurns
 from harness.child.truth import Expected, judge
 from harness.child.workload import Instance
 from harness.protocol import OutputStats, WorkerSpec
@@ -50,6 +51,7 @@ class Checking:
     spec: WorkerSpec
     problem: Instance  # the problem as written, read before any candidate code ran
     remote: Remote
+    turns: DeviceTurns  # when the GPU is this evaluation's alone
     device: torch.device
     dtype: torch.dtype
     sync: Callable[[], object]
@@ -79,9 +81,6 @@ class Checking:
 
     def stage_ends(self, name: str) -> None:
         raise NotImplementedError  # Evaluation's: its stage clock
-
-    def device_alone(self) -> contextlib.AbstractContextManager[None]:
-        raise NotImplementedError  # Evaluation's: its GPU's lock
 
     @property
     def entered(self) -> JudgeWorkload:
@@ -147,7 +146,7 @@ class Checking:
         # Poison only before trial 0's two runs (defenses.Poison): later trials' inputs are fresh, and nothing has
         # computed on them in the runner before the candidate runs, so its freed memory cannot hold their answers; an
         # output left partly unwritten already fails trial 0 on poisoned memory.
-        with self.device_alone() if poison else contextlib.nullcontext():
+        with self.turns.alone_awhile() if poison else contextlib.nullcontext():
             started = _clock()
             with self.part(self.check_parts, "call_s"):
                 out = self.remote.call(self.seed(label), poison, what, expected.reference)

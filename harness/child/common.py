@@ -199,6 +199,11 @@ def timed_side(problem, device, dtype, seed: int, name: str, fn):
     return Side(prepare, fn)
 
 
+def held_mib(torch, device) -> int | None:
+    """The most device memory this process's allocator has held, in MiB (None: not a GPU)."""
+    return torch.cuda.max_memory_reserved(device) >> 20 if device.type == "cuda" else None
+
+
 def target_device(torch, target: str):
     """The device, its name, a timer and a sync for `target` (cuda: the one visible GPU, TF32 off)."""
     from harness.child.timing import CpuTimer, CudaTimer

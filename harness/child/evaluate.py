@@ -21,7 +21,6 @@ import random
 import sys
 import time
 import traceback
-from contextlib import AbstractContextManager
 from pathlib import Path
 from statistics import median, quantiles
 from typing import Literal
@@ -35,6 +34,7 @@ from harness.child.common import (
     EvalFailure,
     describe,
     failing_as,
+    held_mib,
     start_figures,
     started_device,
     target_device,
@@ -134,9 +134,6 @@ class Evaluation(Checking):
 
     def stage_ends(self, name: str) -> None:
         self.stages.ends(name)
-
-    def device_alone(self) -> AbstractContextManager[None]:
-        return self.turns.alone_awhile()
 
     # ---- the stages ----
 
@@ -275,13 +272,11 @@ class Evaluation(Checking):
                                 copy_ms=median(self.copies) if self.copies else None)
         return Figures(stages=stages, setup_parts=SetupParts(**self.setup_parts),
                        check_parts=CheckParts(poisoned_s=self.poisoned_s, **self.check_parts),
-                       process=ProcessFigures(runner_wait_ms=self.runner_wait_ms, judge_memory_mib=self.memory_mib(),
+                       process=ProcessFigures(runner_wait_ms=self.runner_wait_ms,
+                                              judge_memory_mib=held_mib(torch, self.device),
                                               runner_memory_mib=self.remote.runner_memory_mib),
                        runner_start=ProcessStart.reported(self.remote.runner_start), judge_start=self.judge_start,
                        contention=self.load, evidence=evidence)
-
-    def memory_mib(self) -> int | None:
-        return torch.cuda.max_memory_reserved(self.device) >> 20 if self.device.type == "cuda" else None
 
     def check_result(self, status: Literal["correct", "incorrect"], message: str, found=None) -> CheckResult:
         """The verdict over every judged output: the failing comparison's errors, or the worst of all."""

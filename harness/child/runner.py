@@ -33,6 +33,7 @@ from harness.child.common import (
     construct,
     describe,
     failing_as,
+    held_mib,
     start_figures,
     started_device,
     target_device,
@@ -241,8 +242,8 @@ class Runner:
 
     def end(self, _: messages.End) -> None:
         self.guard.verify("while being timed")
-        held = torch.cuda.max_memory_reserved(self.device) >> 20 if self.device.type == "cuda" else -1
-        self.reply(messages.Ended(memory_mib=held))
+        held = held_mib(torch, self.device)
+        self.reply(messages.Ended(memory_mib=-1 if held is None else held))
 
     # What serves each request the protocol declares (runner_protocol.REQUESTS). Read-only, and a class attribute,
     # so a candidate that redirects a request must change Runner, which the Guard watches.
