@@ -67,11 +67,12 @@ class Evaluator:
     """Evaluates batches on this machine's device(s); one batch at a time (each batch uses every device)."""
 
     def __init__(self, *, target: Target | None = None, settings: Settings | None = None,
-                 problems_dir: str | Path | None = None, run: str | None = None):
+                 problems_dir: str | Path | None = None, run: str | None = None, kind: str = "api"):
+        """`kind`: what the run is stored as (`harness runs` shows it): api, or mcp for an agent's calls."""
         self.settings = settings or load_settings()
         self.device = discover(target)
         self.problems_dir = Path(problems_dir) if problems_dir else self.settings.problems_dir
-        self.run = run or default_run_name("api")
+        self.run, self.kind = run or default_run_name(kind), kind
         self._one_batch_at_a_time = threading.Lock()
 
     def evaluate(self, pairs: Iterable[tuple[ProblemRef, str]]) -> list[EvalResult]:
@@ -82,7 +83,7 @@ class Evaluator:
             return []
         with self._one_batch_at_a_time, Store(self.settings.db) as store:
             recorded = evaluate(jobs, device=self.device, settings=self.settings, store=store,
-                                run=RunLabel(self.run, "api"))
+                                run=RunLabel(self.run, self.kind))
         return [result for _, result in recorded]
 
     async def aevaluate(self, pairs: Iterable[tuple[ProblemRef, str]]) -> list[EvalResult]:

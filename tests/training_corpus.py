@@ -60,8 +60,9 @@ def training_tests(target: str) -> dict:
             return
         for side in (result.runtime, result.ref_runtime):  # each timed call's forward and backward, apart
             assert side is not None and side.forward_median_ms is not None and side.backward_median_ms is not None
-            assert 0 < side.forward_median_ms and 0 < side.backward_median_ms
-            assert side.forward_median_ms + side.backward_median_ms == pytest.approx(side.median_ms, rel=0.5)
+            # each call's forward and backward are parts of its whole time, so their medians are no greater than
+            # the whole's (order statistics keep an elementwise order; a ratio would be a timing assertion)
+            assert 0 < side.forward_median_ms <= side.median_ms and 0 < side.backward_median_ms <= side.median_ms
         coverage = result.coverage
         assert coverage is not None and coverage.backward is not None, "the backward's coverage is measured apart"
         assert coverage.backward.share is not None

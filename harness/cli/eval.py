@@ -64,14 +64,7 @@ def cmd_eval(args) -> int:
         contexts = contexts_for(store, results)
     if args.json:
         for r in results:
-            ctx = contexts.get(r.problem_sha256, ProblemContext())
-            emit_json(
-                {
-                    **r.summary(),
-                    "speedup_vs_compile": ctx.vs_compile(r.speedup),
-                    "sol_fraction": ctx.sol_fraction(r.runtime_ms),
-                }
-            )
+            emit_json(contexts.get(r.problem_sha256, ProblemContext()).record(r))
     else:
         print_results(results, contexts, table_width(args))
     faults = sum(r.status == HARNESS_ERROR for r in results)

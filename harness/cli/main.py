@@ -19,6 +19,7 @@ from harness.cli import config as cli_config
 from harness.cli import doctor as cli_doctor
 from harness.cli import eval as cli_eval
 from harness.cli import exits
+from harness.cli import mcp as cli_mcp
 from harness.cli import problems as cli_problems
 from harness.cli import report as cli_report
 from harness.cli import run as cli_run
@@ -46,6 +47,7 @@ def build_parser() -> Parser:
     cli_eval.add_parser(sub, eval_opts)
     cli_audit.add_parser(sub, eval_opts)
     cli_run.add_parsers(sub, select_opts, eval_opts)
+    cli_mcp.add_parser(sub, eval_opts)
     cli_report.add_parsers(sub, problems_opts, store_opts, store_only)
     cli_bench.add_parser(sub)
     cli_cache.add_parser(sub, store_opts)

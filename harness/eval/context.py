@@ -48,6 +48,12 @@ class ProblemContext(Frozen):
         """The share of the speed of light a time reaches, at most 1; None where it beats the ceiling."""
         return sol_share(self.sol_ms, runtime_ms)
 
+    def record(self, result: EvalResult) -> dict:
+        """The flat record `harness eval --json` prints for a result of this problem: its summary, restated over
+        torch.compile and the speed of light."""
+        return {**result.summary(), "speedup_vs_compile": self.vs_compile(result.speedup),
+                "sol_fraction": self.sol_fraction(result.runtime_ms)}
+
     def vs_compile(self, speedup: float | None) -> float | None:
         """A speedup over eager, restated over the best torch.compile mode."""
         best = self.best_compile

@@ -122,6 +122,7 @@ def _normalized_object(path: Path) -> bytes:
     return re.sub(rb"_[0-9a-f]{8}_\d+_\w+?_cu_[0-9a-f]{8}", b"MODULE_ID", data)
 
 
+@pytest.mark.slow  # three torch-header nvcc compiles, 5-9 min on the 2-core CI machine: the build's own truth
 @pytest.mark.skipif(NVCC is None, reason="no nvcc on PATH")
 def test_a_torch_header_cu_compiled_with_its_host_header_is_plain_nvccs(pch_env, monkeypatch):
     """The whole path, as a build takes it: the driver asks, the parent has the header made and sealed, the next

@@ -1,0 +1,149 @@
+"""The tools an agent calls, apart from any protocol: list the problems, show one as the model would be asked it,
+evaluate a source. Each answer is a JSON-able dict with the budget left; a call that cannot be served raises
+ToolError with words the agent can act on. Only the problems of the served set can be named, by id: a path would
+let the agent have its own file run as the trusted reference."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.agent.budget import Budget, ToolError
+from harness.api import Evaluator
+from harness.config import Settings
+from harness.device import discover, visible_gpus
+from harness.errors import InputError
+from harness.eval.candidate import precheck
+from harness.eval.context import contexts_for
+from harness.eval.pipeline import default_run_name
+from harness.facts import gather
+from harness.llm.prompts import Prompts
+from harness.problems.index import index
+from harness.store import Store
+from harness.types import HARNESS_ERROR, Backend, DeviceInfo, EvalResult, Problem, Target
+
+SOURCE_LIMIT = 1 << 20  # a candidate file is a few kilobytes; a megabyte is not one
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What a toolbox serves: the target, the problems directory, the prompts and the run its evaluations go to."""
+
+    target: Target | None = None  # None: cuda if a GPU is visible, else cpu
+    problems_dir: Path | None = None  # None: the settings' (problems/)
+    prompts_dir: Path | None = None
+    backend: Backend = "cuda"
+    run: str | None = None  # None: a new dated name, mcp-YYYYmmdd-HHMMSS
+
+
+class Toolbox:
+    def __init__(self, serving: Serving, settings: Settings, budget: Budget):
+        self.settings, self.budget, self.serving = settings, budget, serving
+        self.target: Target = serving.target or ("cuda" if visible_gpus() else "cpu")
+        root = serving.problems_dir or settings.problems_dir
+        found, _malformed = index(root)
+        self.problems = {p.id: p for p in found if p.target == self.target}
+        self.prompts = Prompts(self.target, serving.prompts_dir, serving.backend)
+        self.run = serving.run or default_run_name("mcp")
+        self._device: DeviceInfo | None = None
+        self._evaluator: Evaluator | None = None
+
+    # ---- the tools ----
+
+    def list_problems(self, problems: str = "") -> dict:
+        """The served problems, or those a selector names (comma-separated ids or sets: level1, cpu/relu)."""
+        chosen = self._select(problems) if problems.strip() else list(self.problems.values())
+        return {"target": self.target, "problems": [listing(p) for p in chosen], "budget": self.budget.record()}
+
+    def show_problem(self, problem: str) -> dict:
+        """The prompt a model is asked with for this problem, and its public workloads (held-out ones are counted)."""
+        chosen = self._problem(problem)
+        messages = self.prompts.first_messages(chosen, gather(self.device()), self.settings.dtype,
+                                               self.settings.check_spec)
+        return {"problem": chosen.id, "messages": messages,
+                "public_workloads": [w.shown() | {"workload": w.name, "about": w.about}
+                                     for w in chosen.workloads if w.public],
+                "held_out_workloads": sum(w.held_out for w in chosen.workloads),
+                "budget": self.budget.record()}
+
+    def evaluate(self, problem: str, source: str) -> dict:
+        """Build, check and time `source` on the problem, as `harness eval` does: its verdict record and the feedback
+        the loop would send."""
+        chosen = self._problem(problem)
+        candidate = self._source(source)
+        evaluator = self.evaluator()
+        with self.budget.spending():
+            (result,) = evaluator.evaluate([(chosen, candidate)])
+        if result.status == HARNESS_ERROR:
+            raise ToolError(f"the harness or the machine failed, not your candidate ({result.error}); nothing was "
+                            "stored: call evaluate again")
+        with Store(self.settings.db) as store:
+            context = contexts_for(store, [result])[result.problem_sha256]
+        left = self.budget.calls_left()
+        feedback = self.prompts.feedback(result, turns_left=0 if left is None else left,
+                                         sol_fraction=context.sol_fraction(result.runtime_ms))
+        return {"verdict": agent_record(context.record(result), result), "feedback": feedback["content"],
+                "run": self.run, "budget": self.budget.record()}
+
+    # ---- what the tools share ----
+
+    def device(self) -> DeviceInfo:
+        if self._device is None:
+            try:
+                self._device = discover(self.target)
+            except InputError as exc:
+                raise ToolError(f"this server cannot evaluate: {exc}") from None
+        return self._device
+
+    def evaluator(self) -> Evaluator:
+        if self._evaluator is None:
+            self._evaluator = Evaluator(target=self.device().target, settings=self.settings,
+                                        problems_dir=self.serving.problems_dir, run=self.run, kind="mcp")
+        return self._evaluator
+
+    def _problem(self, name: str) -> Problem:
+        if not isinstance(name, str) or name not in self.problems:
+            close = difflib.get_close_matches(str(name), list(self.problems), n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(close)}?" if close else "; list_problems gives the ids"
+            raise ToolError(f"unknown problem {name!r} on the {self.target} target{hint}")
+        return self.problems[name]
+
+    def _select(self, selector: str) -> list[Problem]:
+        chosen: dict[str, Problem] = {}
+        for item in (s.strip().strip("/") for s in selector.split(",")):
+            matched = [p for i, p in self.problems.items() if item and (i == item or i.startswith(item + "/"))]
+            if item and not matched:
+                raise ToolError(f"no problem on the {self.target} target is or is under {item!r}; "
+                                "list_problems with no selector lists them all")
+            chosen.update((p.id, p) for p in matched)
+        return list(chosen.values())
+
+    @staticmethod
+    def _source(source: str) -> str:
+        if not isinstance(source, str) or not source.strip():
+            raise ToolError("source is empty: send the complete Python file that defines ModelNew")
+        if len(source.encode()) > SOURCE_LIMIT:
+            raise ToolError(f"source is {len(source.encode()):,} bytes, over the {SOURCE_LIMIT:,} a candidate may be")
+        verdict = precheck(source)
+        if verdict is not None and verdict[0] == "no_code":
+            raise ToolError(f"{verdict[1]}: send the complete Python file, not a fragment")
+        return source
+
+
+def listing(problem: Problem) -> dict:
+    return {"problem": problem.id, "level": problem.level, "description": problem.description,
+            "tags": list(problem.tags), "training": problem.training,
+            "public_workloads": sum(w.public for w in problem.workloads),
+            "held_out_workloads": sum(w.held_out for w in problem.workloads)}
+
+
+HELD_OUT_KEEPS = ("about", "public", "timed", "status")  # what a held-out workload's record may tell an agent
+
+
+def agent_record(record: dict, result: EvalResult) -> dict:
+    """`harness eval --json`'s record with a held-out workload's name, values and message left out (its status and
+    `about` stay, as feedback says them); the candidate has no path."""
+    workloads = [entry if workload.public else {key: entry[key] for key in HELD_OUT_KEEPS}
+                 for entry, workload in zip(record["workloads"], result.workloads)]
+    return {key: value for key, value in record.items() if key != "candidate"} | {"workloads": workloads}
