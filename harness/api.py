@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
+from harness.agent.turn_tools import TurnTools
 from harness.completions import Sampling
 from harness.config import Settings, load_settings
 from harness.device import discover
@@ -166,6 +167,7 @@ class RunRequest:
     prices: tuple[float, float] | None = None   # USD per million prompt / completion tokens (updatable)
     name: str | None = None                     # the run's name (default: generated; with resume, the latest)
     resume: bool = False                        # continue a stored run with its own settings
+    tools: int | None = None                    # tool calls (evaluate) a turn may make before its answer (0: none)
 
 
 @dataclass
@@ -226,7 +228,8 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
         events.starting(done, device)
         prompts = Prompts(device.target, Path(config.prompts_dir) if config.prompts_dir else None, config.backend)
         where = Path(solutions_dir).resolve() if solutions_dir else settings.solutions_dir
-        loop = Loop(run=name, asking=Asking(config, provider, prompts, connection.use_cache), device=device,
+        tools = TurnTools.for_run(name, config, device, settings, problems_dir) if mode == "run" else None
+        loop = Loop(run=name, asking=Asking(config, provider, prompts, connection.use_cache, tools), device=device,
                     settings=settings, store=store, solutions_dir=where, events=events)
         done.outcomes = _go_stored(loop, provider, done, store, device)
         done.usage = store.usage(name)
@@ -281,7 +284,7 @@ async def _go(loop: Loop, provider: Provider, problems: list[Problem], evaluate_
 
 
 # What shapes a run's answers: stored with it, and taken from it on resume (prices change no answer).
-GENERATION_FIELDS = ("model", "problems", "samples", "turns", "sampling", "prompts_dir", "backend")
+GENERATION_FIELDS = ("model", "problems", "samples", "turns", "sampling", "prompts_dir", "backend", "tools")
 
 
 def plan(request: RunRequest, device: DeviceInfo, store: Store, mode: str, connection: Connection,
@@ -342,7 +345,10 @@ def _new(request: RunRequest, device: DeviceInfo, store: Store, mode: str, conne
         backend=backend,
         problems=request.problems or (DEFAULT_SET if request.model else OFFLINE_SET)[device.target],
         samples=request.samples or 1, turns=request.turns or 1, sampling=request.sampling or Sampling(),
-        prompts_dir=str(Path(request.prompts_dir).resolve()) if request.prompts_dir else None)
+        prompts_dir=str(Path(request.prompts_dir).resolve()) if request.prompts_dir else None,
+        tool_calls=request.tools or 0)
+    if config.tool_calls and not request.model:
+        raise RunError("--tools needs --model: the reference solutions call no tools")
     offline_name = "reference" + ("-triton" if backend == "triton" else "") + f"-{device.target}"
     return request.name or default_run_name(mode if request.model else offline_name), config
 
@@ -352,7 +358,7 @@ def _same_as_stored(name: str, config: RunConfig, store: Store) -> None:
     stored = store.run_config(name)
     if stored:
         before = RunConfig.model_validate_json(stored)
-        fixed = ("model", "base_url", "target", "backend", "sampling", "prompts_dir", "dtype")
+        fixed = ("model", "base_url", "target", "backend", "sampling", "prompts_dir", "dtype", "tool_calls")
         changed = [f for f in fixed if getattr(before, f) != getattr(config, f)]
         if changed:
             raise RunError(f"run {name!r} was made with other settings ({', '.join(changed)}: "

@@ -131,9 +131,9 @@ def pytest_cmdline_main(config):
 # given last, a 20-minute file would leave the other worker idle for most of it. The others follow as collected.
 SLOWEST_FIRST = ("test_shapes", "test_run_cpu", "test_corpus_cpu", "test_kernel_use_cpu", "test_eval_cpu",
                  "test_dtype_cpu", "test_loop_cpu", "test_feedback_loop_cpu", "test_pch", "test_audit_cpu",
-                 "test_judge_cpu", "test_mcp_cpu", "test_run_cpu_loaded", "test_escapes_cpu", "test_ray_cpu",
-                 "test_baseline_cpu", "test_prompt_example_cpu", "test_loop_triton_cpu", "test_wheel", "test_rl_cpu",
-                 "test_report_html")
+                 "test_judge_cpu", "test_mcp_cpu", "test_tools_cpu", "test_run_cpu_loaded", "test_escapes_cpu",
+                 "test_ray_cpu", "test_baseline_cpu", "test_prompt_example_cpu", "test_loop_triton_cpu", "test_wheel",
+                 "test_rl_cpu", "test_report_html")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -34,6 +34,7 @@ class Reply:
     raw: bytes | None = None        # sent as the body instead of a completion (malformed JSON, ...)
     delay_s: float = 0.0            # stall before answering
     drop: bool = False              # close the connection without answering
+    tool_calls: list[tuple[str, dict]] = field(default_factory=list)  # (name, arguments): calls instead of an answer
 
 
 Responder = Callable[[dict], "Reply | str"]
@@ -87,11 +88,17 @@ class FakeOpenAI:
                     payload = {"error": {"message": reply.content or f"scripted HTTP {reply.status}"}}
                     return self._send(reply.status, json.dumps(payload).encode(), reply.headers)
                 prompt_tokens = len(json.dumps(body.get("messages", []))) // 4
+                message: dict = {"role": "assistant", "content": reply.content}
+                if reply.tool_calls:
+                    message["tool_calls"] = [
+                        {"id": f"call_{len(server.received)}_{i}", "type": "function",
+                         "function": {"name": name, "arguments": json.dumps(arguments)}}
+                        for i, (name, arguments) in enumerate(reply.tool_calls)]
                 payload = {
                     "id": f"chatcmpl-{len(server.received)}", "object": "chat.completion", "created": int(time.time()),
                     "model": body.get("model", ""),
-                    "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                                 "message": {"role": "assistant", "content": reply.content}}],
+                    "choices": [{"index": 0, "message": message,
+                                 "finish_reason": "tool_calls" if reply.tool_calls else reply.finish_reason}],
                     "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(reply.content) // 4 + 1,
                               "total_tokens": prompt_tokens + len(reply.content) // 4 + 1},
                 }

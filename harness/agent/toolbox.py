@@ -6,17 +6,18 @@ let the agent have its own file run as the trusted reference."""
 from __future__ import annotations
 
 import difflib
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agent.budget import Budget, ToolError
-from harness.api import Evaluator
 from harness.config import Settings
 from harness.device import discover, visible_gpus
 from harness.errors import InputError
-from harness.eval.candidate import precheck
+from harness.eval.candidate import candidate_from_source, precheck
 from harness.eval.context import contexts_for
-from harness.eval.pipeline import default_run_name
+from harness.eval.evaluation import Job
+from harness.eval.pipeline import RunLabel, default_run_name, evaluate
 from harness.facts import gather
 from harness.llm.prompts import Prompts
 from harness.problems.index import index
@@ -34,7 +35,9 @@ class Serving:
     problems_dir: Path | None = None  # None: the settings' (problems/)
     prompts_dir: Path | None = None
     backend: Backend = "cuda"
-    run: str | None = None  # None: a new dated name, mcp-YYYYmmdd-HHMMSS
+    run: str | None = None  # None: a new dated name, KIND-YYYYmmdd-HHMMSS
+    kind: str = "mcp"  # what the run is stored as: mcp, or tools for the calls of a run's turns
+    hidden: bool = False  # left out of `harness report` unless named (a run's tool calls beside its answers)
 
 
 class Toolbox:
@@ -45,9 +48,9 @@ class Toolbox:
         found, _malformed = index(root)
         self.problems = {p.id: p for p in found if p.target == self.target}
         self.prompts = Prompts(self.target, serving.prompts_dir, serving.backend)
-        self.run = serving.run or default_run_name("mcp")
+        self.run, self.kind = serving.run or default_run_name(serving.kind), serving.kind
         self._device: DeviceInfo | None = None
-        self._evaluator: Evaluator | None = None
+        self._one_at_a_time = threading.Lock()  # an evaluation uses every device
 
     # ---- the tools ----
 
@@ -70,21 +73,27 @@ class Toolbox:
     def evaluate(self, problem: str, source: str) -> dict:
         """Build, check and time `source` on the problem, as `harness eval` does: its verdict record and the feedback
         the loop would send."""
-        chosen = self._problem(problem)
-        candidate = self._source(source)
-        evaluator = self.evaluator()
-        with self.budget.spending():
-            (result,) = evaluator.evaluate([(chosen, candidate)])
+        return self.evaluate_problem(self._problem(problem), source, self.budget)
+
+    def evaluate_problem(self, problem: Problem, source: str, budget: Budget) -> dict:
+        """`evaluate` on a problem given as such (a run's, which may be a file outside the served set), spending
+        `budget`."""
+        candidate = candidate_from_source(self._source(source))
+        device = self.device()
+        with budget.spending(), self._one_at_a_time, Store(self.settings.db) as store:
+            ((_, result),) = evaluate([Job(problem, candidate)], device=device, settings=self.settings, store=store,
+                                      run=RunLabel(self.run, self.kind))
+            context = contexts_for(store, [result])[result.problem_sha256]
+            if self.serving.hidden:
+                store.set_hidden(self.run, True)
         if result.status == HARNESS_ERROR:
             raise ToolError(f"the harness or the machine failed, not your candidate ({result.error}); nothing was "
                             "stored: call evaluate again")
-        with Store(self.settings.db) as store:
-            context = contexts_for(store, [result])[result.problem_sha256]
-        left = self.budget.calls_left()
+        left = budget.calls_left()
         feedback = self.prompts.feedback(result, turns_left=0 if left is None else left,
                                          sol_fraction=context.sol_fraction(result.runtime_ms))
         return {"verdict": agent_record(context.record(result), result), "feedback": feedback["content"],
-                "run": self.run, "budget": self.budget.record()}
+                "run": self.run, "budget": budget.record()}
 
     # ---- what the tools share ----
 
@@ -95,12 +104,6 @@ class Toolbox:
             except InputError as exc:
                 raise ToolError(f"this server cannot evaluate: {exc}") from None
         return self._device
-
-    def evaluator(self) -> Evaluator:
-        if self._evaluator is None:
-            self._evaluator = Evaluator(target=self.device().target, settings=self.settings,
-                                        problems_dir=self.serving.problems_dir, run=self.run, kind="mcp")
-        return self._evaluator
 
     def _problem(self, name: str) -> Problem:
         if not isinstance(name, str) or name not in self.problems:

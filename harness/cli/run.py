@@ -20,7 +20,7 @@ from harness.types import BACKENDS
 # Flags that shape what a run generates: stored with the run, and taken from it on --resume. (--base-url
 # may be given again: it says where the server is, and the stored copy has its credentials removed.)
 GENERATION_FLAGS = ("model", "problems", "problem", "samples", "turns", "temperature", "top_p",
-                    "max_tokens", "max_completion_tokens", "reasoning_effort", "prompts_dir", "backend")
+                    "max_tokens", "max_completion_tokens", "reasoning_effort", "prompts_dir", "backend", "tools")
 
 
 def model_options() -> argparse.ArgumentParser:
@@ -74,6 +74,10 @@ def add_parsers(sub, select_opts: argparse.ArgumentParser, eval_opts: argparse.A
                     "problem of the target that has one (level1-3 on cuda, cpu on cpu).")
     run_.add_argument("--turns", type=positive(int), metavar="K",
                       help="turns per conversation: feedback rounds + 1 (1)")
+    run_.add_argument("--tools", type=positive(int), metavar="N",
+                      help="let each turn call the evaluate tool up to N times before its answer (OpenAI tool "
+                           "calling; the calls' evaluations go to the hidden run RUN-tools, the exchange is stored "
+                           "with the turn); its answer is then evaluated as without tools")
     gen = sub.add_parser(
         "generate", parents=[select_opts, model_opts], help="only ask the model: write candidates, evaluate nothing",
         description="Ask the model once per problem and sample; write each extracted candidate to "
@@ -143,10 +147,19 @@ def _run(args, mode: Literal["run", "generate"]) -> RunDone:
         f"{usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} completion tokens"
         + (f" ({usage.reasoning_tokens:,} reasoning)" if usage.reasoning_tokens else "")
         + (f", cost {usage.cost_label(prices)}" if prices is not None else "")
+        + tool_use(done)
         + "[/]",
         soft_wrap=True,
     )
     return done
+
+
+def tool_use(done: RunDone) -> str:
+    """The tool calls the turns made (run --tools) and their seconds; '' without tools."""
+    steps = [step for o in done.outcomes for step in o.completion.tool_steps]
+    if not done.config.tool_calls:
+        return ""
+    return f"; {len(steps)} tool calls, {sum(s.seconds for s in steps):.1f} s in tools (run {done.name}-tools)"
 
 
 def _request(args) -> RunRequest:
@@ -172,6 +185,7 @@ def _request(args) -> RunRequest:
         backend=args.backend,
         prices=prices,
         name=args.run,
+        tools=getattr(args, "tools", None),
     )
 
 

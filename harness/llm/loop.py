@@ -27,6 +27,7 @@ from harness.facts import gather
 from harness.llm.extract import extract, strip_thinking
 from harness.llm.prompts import Prompts
 from harness.llm.providers import Provider
+from harness.llm.tool_exchange import ToolSet
 from harness.process import write_atomic
 from harness.store import Store, TurnKey
 from harness.types import (
@@ -60,6 +61,8 @@ class RunConfig(Frozen):
     dtype: str = Field(default="float32", description="Evaluation dtype: the prompt says it, every turn uses it")
     price_in: float | None = Field(default=None, description="USD per million prompt tokens, for the cost")
     price_out: float | None = Field(default=None, description="USD per million completion tokens")
+    tool_calls: int = Field(default=0, ge=0, description="Tool calls (evaluate) a turn may make before its answer; "
+                            "0: none offered")
 
     @property
     def prices(self) -> tuple[float, float] | None:
@@ -123,7 +126,8 @@ class TurnOutcome:
                 "candidate": self.candidate.path if self.candidate else None, "reason": self.reason,
                 "finish_reason": self.completion.finish_reason, "cached": self.completion.cached,
                 "prompt_tokens": self.completion.usage.prompt_tokens,
-                "completion_tokens": self.completion.usage.completion_tokens}
+                "completion_tokens": self.completion.usage.completion_tokens,
+                "tool_calls": len(self.completion.tool_steps), "tool_s": round(self.completion.tool_s, 3)}
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,7 @@ class Asking:
     provider: Provider
     prompts: Prompts
     use_cache: bool = True
+    tools: ToolSet | None = None  # what a turn may call before it answers, config.tool_calls times
 
 
 class Loop:
@@ -145,6 +150,7 @@ class Loop:
         self.run, self.device, self.settings, self.store = run, device, settings, store
         self.config, self.provider, self.prompts, self.use_cache = (asking.config, asking.provider, asking.prompts,
                                                                     asking.use_cache)
+        self.tools = asking.tools if self.config.tool_calls else None
         self.facts = gather(device)  # what the prompts say of the target
         self.solutions_dir = solutions_dir
         self.events = events or LoopEvents()
@@ -184,8 +190,10 @@ class Loop:
     async def _answer(self, conversation: Conversation, turn: int) -> TurnOutcome:
         """This turn's answer: replayed from the run, served from the cache, or asked for."""
         problem, sample = conversation.problem, conversation.sample
+        tools = tuple(schema["function"]["name"] for schema in self.tools.schemas()) if self.tools else ()
         request = CompletionRequest(model=self.config.model, messages=tuple(conversation.messages),
-                                    sampling=self.config.sampling, sample=sample)
+                                    sampling=self.config.sampling, sample=sample, tools=tools,
+                                    tool_calls=self.config.tool_calls if tools else 0)
         stored = self.stored.get((problem.id, sample, turn))
         if stored and stored.completion_key == request.key:
             candidate = (candidate_from_source(stored.candidate_source, stored.candidate_path)
@@ -198,7 +206,7 @@ class Loop:
         if cached is not None:
             completion = cached.model_copy(update={"cached": True})
         else:
-            completion = await self.provider.complete(request, problem)
+            completion = await self.provider.complete(request, problem, self.tools)
             self.store.add_completion(request, completion)  # a cacheable provider's answers serve as the cache
         source: str | None
         reason: str | None

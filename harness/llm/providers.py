@@ -15,13 +15,14 @@ import random
 import re
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field
 
 from harness.completions import Completion, CompletionRequest, Usage
 from harness.errors import HarnessError, InputError
+from harness.llm.tool_exchange import ToolSet, tool_exchange
 from harness.types import Backend, Frozen, Problem
 
 PLACEHOLDER_KEY = "no-key"  # local servers (vLLM, Ollama, ...) want some key, any key
@@ -51,7 +52,8 @@ class Provider(Protocol):
     name: str          # recorded as the run's model
     cacheable: bool    # whether its answers may be served from the response cache
 
-    async def complete(self, request: CompletionRequest, problem: Problem) -> Completion: ...
+    async def complete(self, request: CompletionRequest, problem: Problem,
+                       tools: ToolSet | None = None) -> Completion: ...
 
     def source_path(self, problem: Problem) -> Path | None:
         """Where its answer for `problem` already is on disk (then no copy is written), if anywhere."""
@@ -118,28 +120,35 @@ class OpenAIProvider:
         text = text.replace(self.secret, "***") if len(self.secret) >= 8 else text
         return re.sub(r"\bsk-[A-Za-z0-9_*-]{8,}", "sk-***", text)
 
-    async def complete(self, request: CompletionRequest, problem: Problem) -> Completion:
+    async def complete(self, request: CompletionRequest, problem: Problem, tools: ToolSet | None = None) -> Completion:
         params = {k: v for k, v in request.sampling.model_dump().items() if v is not None}
-        start = time.monotonic()
+        if request.tools and tools is not None:
+            return await tool_exchange(request, problem, tools, params, self._request)
+        completion, _ = await self._request(list(request.messages), request.model, params, time.monotonic())
+        return completion
+
+    async def _request(self, messages: list[dict], model: str, params: dict, start: float) -> tuple[Completion, Any]:
+        """One request, retried as the policy says: its Completion (timed from `start`) and the answer's message."""
         attempt = 0
         async with self.limit:
             while True:
                 attempt += 1
                 try:
-                    return await self._attempt(request, params, attempt, start)
+                    return await self._attempt(messages, model, params, attempt, start)
                 except _Retryable as exc:
                     if attempt > self.retry.max_retries:
                         raise ProviderError(f"{self.base_url}: {self._redact(str(exc))} "
                                             f"(gave up after {attempt} attempts)") from None
                     await asyncio.sleep(self.retry.delay_s(attempt, exc.retry_after))
 
-    async def _attempt(self, request: CompletionRequest, params: dict, attempt: int, start: float) -> Completion:
+    async def _attempt(self, messages: list[dict], model: str, params: dict, attempt: int,
+                       start: float) -> tuple[Completion, Any]:
         import openai  # imported by __init__ already: this binds the name
 
         try:
             response = await self.client.chat.completions.create(
                 # {role, content} dicts: what openai's message TypedDicts describe, with role a str, not a Literal
-                model=request.model, messages=list(request.messages), **params)  # type: ignore[arg-type]
+                model=model, messages=messages, **params)  # type: ignore[arg-type]
         except openai.APIStatusError as exc:
             status, detail = exc.status_code, self._redact(str(exc))
             if status == 429 or status >= 500 or status in (408, 409):
@@ -148,11 +157,11 @@ class OpenAIProvider:
                 raise ProviderConfigError(f"{self.base_url} refused the credentials (HTTP {status}): {detail}. "
                                     "Set OPENAI_API_KEY to a valid key.") from None
             if status == 404:
-                raise ProviderConfigError(f"{self.base_url} has no model {request.model!r} or no chat completions "
+                raise ProviderConfigError(f"{self.base_url} has no model {model!r} or no chat completions "
                                     f"endpoint (HTTP 404): {detail}. Check --model and --base-url.") from None
             # 400, 413, 422, ...: this request is refused (too long a conversation, ...); others may pass.
             return Completion(text="", error=f"HTTP {status}: {detail}", attempts=attempt,
-                              duration_s=time.monotonic() - start)
+                              duration_s=time.monotonic() - start), None
         except openai.APITimeoutError:
             raise _Retryable(f"no answer within the {self.timeout_s:g} s request timeout") from None
         except openai.APIConnectionError as exc:
@@ -169,7 +178,7 @@ class OpenAIProvider:
             usage=Usage(prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                         completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
                         reasoning_tokens=getattr(details, "reasoning_tokens", 0) or 0),
-            attempts=attempt, duration_s=time.monotonic() - start)
+            attempts=attempt, duration_s=time.monotonic() - start), choices[0].message
 
 
 class OfflineProvider:
@@ -189,7 +198,7 @@ class OfflineProvider:
         path = self.solutions_dir / f"{problem.id}.py"
         return path if path.is_file() else None
 
-    async def complete(self, request: CompletionRequest, problem: Problem) -> Completion:
+    async def complete(self, request: CompletionRequest, problem: Problem, tools: ToolSet | None = None) -> Completion:
         path = self.source_path(problem)
         if path is None:
             return Completion(text=f"There is no reference solution for {problem.id}.", finish_reason="stop")

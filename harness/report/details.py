@@ -117,7 +117,10 @@ def _conversations(turns: dict[tuple[str, int, int], TurnRecord], run: int, by_r
                           "finish_reason": t.completion.finish_reason, "cached": t.cached,
                           "tokens": t.completion.usage.prompt_tokens + t.completion.usage.completion_tokens,
                           "duration_s": t.completion.duration_s, "refused": t.completion.error,
-                          "reason": t.reason, "candidate": cid})
+                          "reason": t.reason, "candidate": cid,
+                          "tools": [{"name": step.name, "arguments": texts.ref(step.arguments),
+                                     "result": texts.ref(step.result), "error": step.error, "seconds": step.seconds}
+                                    for step in t.completion.tool_steps]})
             if cid is not None:
                 _link_turn(candidates, cid, previous, sample, t, texts)
                 previous = cid if candidates[cid]["source"] is not None else previous  # no_code: nothing to diff

@@ -27,11 +27,11 @@ MAY_IMPORT = {
     "eval": SHARED | {"problems", "fastbuild"},
     "report": SHARED | {"eval"},
     "llm": SHARED | {"problems", "eval"},
-    "api": SHARED | {"problems", "eval", "report", "llm"},
-    "agent": SHARED | {"problems", "eval", "llm", "api"},
+    "api": SHARED | {"problems", "eval", "report", "llm", "agent"},
+    "agent": SHARED | {"problems", "eval", "llm"},
     "cli": SHARED | {"problems", "eval", "report", "llm", "api", "fastbuild", "agent"},
     "rl": SHARED | {"problems", "llm", "api"},
-    "harness": SHARED | {"problems", "eval", "report", "llm", "api", "cli"},
+    "harness": SHARED | {"problems", "eval", "report", "llm", "api", "cli", "agent"},
     "__main__": {"cli"},
 }
 

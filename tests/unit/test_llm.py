@@ -1,4 +1,6 @@
 import email.utils
+import hashlib
+import json
 import time
 
 from harness.completions import CompletionRequest, Sampling
@@ -33,3 +35,12 @@ def test_request_key_covers_model_messages_sampling_and_sample():
                 base.model_copy(update={"messages": ({"role": "user", "content": "y"},)})]
     assert len({base.key, *(v.key for v in variants)}) == 5
     assert base.key == CompletionRequest(model="m", messages=({"role": "user", "content": "x"},), sample=1).key
+
+
+def test_a_request_offering_tools_keys_apart_and_one_without_keys_as_before_tools():
+    base = CompletionRequest(model="m", messages=({"role": "user", "content": "x"},), sample=1)
+    before = {"model": "m", "messages": [{"role": "user", "content": "x"}], "sample": 1,
+              "sampling": Sampling().model_dump(mode="json")}  # the fields a request had before tools
+    assert base.key == hashlib.sha256(json.dumps(before, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    tooled = [base.model_copy(update={"tools": ("evaluate",), "tool_calls": n}) for n in (1, 2)]
+    assert len({base.key, *(t.key for t in tooled)}) == 3  # a cached answer without tools never serves one with
