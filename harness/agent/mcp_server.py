@@ -16,7 +16,8 @@ INSTRUCTIONS = (
     "Kernel evaluation: list_problems gives the problems; show_problem gives one as a model is asked it (a PyTorch "
     "Model to make faster with a ModelNew of your own kernels); evaluate builds, checks and times a complete Python "
     "file defining ModelNew against it, in a sandbox, on workloads some of which are held out, and answers with the "
-    "verdict and what to fix. Calls to evaluate are limited: each answer says what is left.")
+    "verdict and what to fix; profile says where a candidate's time goes. Calls to evaluate and profile are limited: "
+    "each answer says what is left.")
 
 
 class MissingSDK(InputError):
@@ -64,6 +65,13 @@ def server(toolbox: Toolbox):
                           "the feedback text. Spends one call of the budget.")
     def evaluate(problem: str, source: str) -> dict:
         return served(toolbox.evaluate)(problem=problem, source=source)
+
+    @mcp.tool(description="Where a candidate's time goes: its kernels and PyTorch's operators with their times and "
+                          "shares of one profiled forward, its time against the reference, and the rate it reaches "
+                          "(GB/s, TFLOP/s) against the problem's speed of light. Evaluates the candidate as "
+                          "evaluate does (a source evaluated before is served from the store); spends one call.")
+    def profile(problem: str, source: str) -> dict:
+        return served(toolbox.profile)(problem=problem, source=source)
 
     return mcp
 

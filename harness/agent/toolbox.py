@@ -1,7 +1,7 @@
 """The tools an agent calls, apart from any protocol: list the problems, show one as the model would be asked it,
-evaluate a source. Each answer is a JSON-able dict with the budget left; a call that cannot be served raises
-ToolError with words the agent can act on. Only the problems of the served set can be named, by id: a path would
-let the agent have its own file run as the trusted reference."""
+evaluate a source, profile one. Each answer is a JSON-able dict with the budget left; a call that cannot be served
+raises ToolError with words the agent can act on. Only the problems of the served set can be named, by id: a path
+would let the agent have its own file run as the trusted reference."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agent.budget import Budget, ToolError
+from harness.agent.profile import profile_record
 from harness.config import Settings
 from harness.device import discover, visible_gpus
 from harness.errors import InputError
 from harness.eval.candidate import candidate_from_source, precheck
-from harness.eval.context import contexts_for
+from harness.eval.context import ProblemContext, contexts_for
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import RunLabel, default_run_name, evaluate
 from harness.facts import gather
@@ -78,22 +79,21 @@ class Toolbox:
     def evaluate_problem(self, problem: Problem, source: str, budget: Budget) -> dict:
         """`evaluate` on a problem given as such (a run's, which may be a file outside the served set), spending
         `budget`."""
-        candidate = candidate_from_source(self._source(source))
-        device = self.device()
-        with budget.spending(), self._one_at_a_time, Store(self.settings.db) as store:
-            ((_, result),) = evaluate([Job(problem, candidate)], device=device, settings=self.settings, store=store,
-                                      run=RunLabel(self.run, self.kind))
-            context = contexts_for(store, [result])[result.problem_sha256]
-            if self.serving.hidden:
-                store.set_hidden(self.run, True)
-        if result.status == HARNESS_ERROR:
-            raise ToolError(f"the harness or the machine failed, not your candidate ({result.error}); nothing was "
-                            "stored: call evaluate again")
+        result, context = self._evaluated(problem, source, budget)
         left = budget.calls_left()
         feedback = self.prompts.feedback(result, turns_left=0 if left is None else left,
                                          sol_fraction=context.sol_fraction(result.runtime_ms))
         return {"verdict": agent_record(context.record(result), result), "feedback": feedback["content"],
                 "run": self.run, "budget": budget.record()}
+
+    def profile(self, problem: str, source: str) -> dict:
+        """Where a candidate's time goes: its kernels and PyTorch's operators with their times and shares in one
+        profiled forward, and the rate it reaches against the speed of light (profile.py)."""
+        return self.profile_problem(self._problem(problem), source, self.budget)
+
+    def profile_problem(self, problem: Problem, source: str, budget: Budget) -> dict:
+        result, context = self._evaluated(problem, source, budget)
+        return {**profile_record(result, context), "run": self.run, "budget": budget.record()}
 
     # ---- what the tools share ----
 
@@ -104,6 +104,22 @@ class Toolbox:
             except InputError as exc:
                 raise ToolError(f"this server cannot evaluate: {exc}") from None
         return self._device
+
+    def _evaluated(self, problem: Problem, source: str, budget: Budget) -> tuple[EvalResult, ProblemContext]:
+        """The candidate evaluated as `harness eval` does (served from the store if it was before), and what its
+        problem is compared against."""
+        candidate = candidate_from_source(self._source(source))
+        device = self.device()
+        with budget.spending(), self._one_at_a_time, Store(self.settings.db) as store:
+            ((_, result),) = evaluate([Job(problem, candidate)], device=device, settings=self.settings, store=store,
+                                      run=RunLabel(self.run, self.kind))
+            context = contexts_for(store, [result])[result.problem_sha256]
+            if self.serving.hidden:
+                store.set_hidden(self.run, True)
+        if result.status == HARNESS_ERROR:
+            raise ToolError(f"the harness or the machine failed, not your candidate ({result.error}); nothing was "
+                            "stored: call again")
+        return result, context
 
     def _problem(self, name: str) -> Problem:
         if not isinstance(name, str) or name not in self.problems:

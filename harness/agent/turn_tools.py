@@ -1,6 +1,6 @@
-"""The tools a turn of `harness run --tools N` may call before its answer: `evaluate(source)` on the conversation's
-own problem, the toolbox's evaluation (stored under the run's companion RUN-tools, so the run's board holds its
-answers alone). The model is answered with the verdict record, the feedback and the calls left."""
+"""The tools a turn of `harness run --tools N` may call before its answer: `evaluate(source)` and `profile(source)`
+on the conversation's own problem, through the toolbox (stored under the run's companion RUN-tools, so the run's
+board holds its answers alone). The model is answered with what the MCP tools answer, and the calls left."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from harness.config import Settings
 from harness.llm.loop import RunConfig
 from harness.types import DeviceInfo, Problem
 
+SOURCE = {"type": "object", "additionalProperties": False, "required": ["source"],
+          "properties": {"source": {"type": "string", "description": "The complete Python file defining ModelNew"}}}
 EVALUATE = {
     "type": "function",
     "function": {
@@ -21,9 +23,19 @@ EVALUATE = {
         "description": "Build, check and time a candidate on this problem, as your final answer will be: the verdict "
                        "(status, speedup, errors, per-workload results; held-out workloads by description only) and "
                        "what to fix. Each call spends one of the turn's tool calls.",
-        "parameters": {"type": "object", "additionalProperties": False, "required": ["source"],
-                       "properties": {"source": {"type": "string", "description": "The complete Python file "
-                                                 "defining ModelNew"}}},
+        "parameters": SOURCE,
+    },
+}
+
+
+PROFILE = {
+    "type": "function",
+    "function": {
+        "name": "profile",
+        "description": "Where a candidate's time goes on this problem: its kernels and PyTorch's operators with their "
+                       "times and shares of one profiled forward, and the rate it reaches against the speed of "
+                       "light. Each call spends one of the turn's tool calls.",
+        "parameters": SOURCE,
     },
 }
 
@@ -44,18 +56,20 @@ class TurnTools:
         return cls(Toolbox(serving, settings, Budget()))
 
     def schemas(self) -> list[dict]:
-        return [EVALUATE]
+        return [EVALUATE, PROFILE]
 
     async def call(self, problem: Problem, name: str, arguments: str, left: int) -> tuple[str, bool]:
         try:
-            if name != "evaluate":
-                raise ToolError(f"there is no tool {name!r}; the tool is evaluate(source)")
+            tool = {"evaluate": self.toolbox.evaluate_problem, "profile": self.toolbox.profile_problem}.get(name)
+            if tool is None:
+                raise ToolError(f"there is no tool {name!r}; the tools are evaluate(source) and profile(source)")
             try:
                 source = json.loads(arguments or "{}")["source"]
             except (json.JSONDecodeError, KeyError, TypeError):
-                raise ToolError("evaluate takes one argument, source: the complete Python file as a JSON string "
+                raise ToolError(f"{name} takes one argument, source: the complete Python file as a JSON string "
                                 f"(got {arguments[:200]!r})") from None
-            answer = await asyncio.to_thread(self.toolbox.evaluate_problem, problem, source, Budget(calls=left + 1))
+            answer = await asyncio.to_thread(tool, problem, source, Budget(calls=left + 1))
         except ToolError as exc:
             return str(exc), True
-        return json.dumps({key: answer[key] for key in ("verdict", "feedback", "budget")}), False
+        answer.pop("run")  # the model's calls are stored beside its run: nothing it needs
+        return json.dumps(answer), False

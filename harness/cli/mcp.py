@@ -18,18 +18,18 @@ DEFAULT_CALLS, DEFAULT_SECONDS = 20, 3600.0
 def add_parser(sub, eval_opts: argparse.ArgumentParser) -> None:
     mcp = sub.add_parser(
         "mcp", parents=[eval_opts], help="serve evaluation to an agent as MCP tools (stdio or local HTTP)",
-        description="A Model Context Protocol server whose tools are list_problems, show_problem and evaluate: the "
-                    "same sandbox, judge, workloads and flags as `harness eval`, with held-out workloads never "
-                    "shown. Every evaluation is stored under one run (--run, default mcp-DATE). Calls to evaluate "
-                    "spend a budget set here; each answer reports what is left. Needs the mcp SDK: pip install "
-                    "'kernel-harness[mcp]'.")
+        description="A Model Context Protocol server whose tools are list_problems, show_problem, evaluate and "
+                    "profile: the same sandbox, judge, workloads and flags as `harness eval`, with held-out workloads "
+                    "never shown. Every evaluation is stored under one run (--run, default mcp-DATE). Calls to "
+                    "evaluate and profile spend a budget set here; each answer reports what is left. Needs the mcp "
+                    "SDK: pip install 'kernel-harness[mcp]'.")
     add = mcp.add_argument
     add("--transport", choices=("stdio", "http"), default="stdio",
         help="stdio (default: the client starts this command) or http (streamable HTTP on --host:--port, path /mcp)")
     add("--host", default="127.0.0.1", help="the address HTTP listens on (default 127.0.0.1: this machine only)")
     add("--port", type=positive(int), default=8765, help="the port HTTP listens on (default 8765)")
     add("--budget-calls", type=positive(int), default=DEFAULT_CALLS, metavar="N",
-        help=f"calls to evaluate the session may make (default {DEFAULT_CALLS})")
+        help=f"calls to evaluate and profile the session may make (default {DEFAULT_CALLS})")
     add("--budget-s", type=positive(float), default=DEFAULT_SECONDS, metavar="S",
         help=f"seconds of evaluation the session may spend; a call starts while any is left (default "
              f"{DEFAULT_SECONDS:g})")

@@ -5,6 +5,8 @@ import asyncio
 import json
 import os
 import re
+import socket
+import subprocess
 import sys
 
 import pytest
@@ -21,7 +23,7 @@ PROBLEM = "cpu/relu"
 WRONG = LEAN_RELU.replace("lean_relu", "lean_identity").replace("a[i] > 0.f ? a[i] : 0.f", "a[i]")  # no max
 EXPLOIT = SOLUTIONS / "exploit" / "cpu_public_shape_fast_path.py"  # right on the public shapes only
 CANDIDATES = {"honest": LEAN_RELU, "wrong": WRONG, "exploit": EXPLOIT.read_text()}
-SERVER_FLAGS = ["--target", "cpu", "--eval-timeout", "120", "--timing-budget", "1", "--budget-calls", "3"]
+SERVER_FLAGS = ["--target", "cpu", "--eval-timeout", "120", "--timing-budget", "1", "--budget-calls", "4"]
 
 
 def text(answer) -> str:
@@ -44,6 +46,7 @@ async def session(results: str) -> dict:
             answers["fragment"] = await client.call_tool("evaluate", {"problem": PROBLEM, "source": "x = 1\n"})
             for name, source in CANDIDATES.items():
                 answers[name] = await client.call_tool("evaluate", {"problem": PROBLEM, "source": source})
+            answers["profiled"] = await client.call_tool("profile", {"problem": PROBLEM, "source": LEAN_RELU})
             answers["spent"] = await client.call_tool("evaluate", {"problem": PROBLEM, "source": LEAN_RELU})
             answers["after"] = await client.call_tool("list_problems", {"problems": PROBLEM})
     return answers
@@ -71,7 +74,7 @@ def by_eval(tmp_path_factory):
 
 def test_the_tools_are_listed_and_a_problem_is_shown_as_the_model_is_asked_it(answers):
     answers, _ = answers
-    assert {tool.name for tool in answers["tools"].tools} == {"list_problems", "show_problem", "evaluate"}
+    assert {tool.name for tool in answers["tools"].tools} == {"list_problems", "show_problem", "evaluate", "profile"}
     listed = json.loads(text(answers["listed"]))
     assert PROBLEM in {p["problem"] for p in listed["problems"]} and listed["target"] == "cpu"
     shown = json.loads(text(answers["shown"]))
@@ -81,7 +84,7 @@ def test_the_tools_are_listed_and_a_problem_is_shown_as_the_model_is_asked_it(an
     assert shown["held_out_workloads"] == 2
     prompt = shown["messages"][1]["content"]
     assert "not multiples of 32" not in prompt and not re.search(r"(?<![\d.])(999|1001)(?![\d.])", prompt)  # held out
-    assert shown["budget"] == {"calls_used": 0, "calls_left": 3, "seconds_used": 0.0, "seconds_left": 3600.0}
+    assert shown["budget"] == {"calls_used": 0, "calls_left": 4, "seconds_used": 0.0, "seconds_left": 3600.0}
 
 
 def test_the_verdicts_are_harness_evals(answers, by_eval):
@@ -109,14 +112,27 @@ def test_a_held_out_workload_is_told_by_its_description_alone(answers, by_eval):
     assert "held-out workload" in answer["feedback"]
 
 
+def test_profile_says_where_the_time_goes_from_the_stored_evaluation(answers):
+    answers, _ = answers
+    profiled = json.loads(text(answers["profiled"]))
+    assert profiled["status"] == "correct" and profiled["runtime_ms"] > 0
+    kernels = profiled["kernels"]
+    assert kernels and kernels[0]["owner"] == "candidate" and kernels[0]["name"] == "relu", kernels
+    assert 0 < sum(k["share"] for k in kernels) <= 1.0001
+    light = profiled["speed_of_light"]
+    if light["bytes"] is not None:  # the eager baseline is stored only where it was measured clean (not on a busy CI)
+        assert light["bytes"] == 2 * 4 * 4096 * 1024 and light["achieved_gbs"] > 0  # fp32 in and out
+    assert profiled["ncu"] is None and profiled["budget"]["calls_used"] == 4
+
+
 def test_bad_calls_are_tool_errors_and_the_server_goes_on(answers):
     answers, _ = answers
     assert answers["unknown"].is_error and "unknown problem 'cpu/relux'" in text(answers["unknown"])
     assert "did you mean cpu/relu" in text(answers["unknown"])
     assert answers["fragment"].is_error and "defines no ModelNew" in text(answers["fragment"])
-    assert answers["spent"].is_error and "3 calls are spent" in text(answers["spent"])
+    assert answers["spent"].is_error and "4 calls are spent" in text(answers["spent"])
     after = json.loads(text(answers["after"]))
-    assert after["budget"]["calls_used"] == 3 and after["budget"]["calls_left"] == 0
+    assert after["budget"]["calls_used"] == 4 and after["budget"]["calls_left"] == 0
     assert after["budget"]["seconds_used"] > 0
 
 
@@ -125,4 +141,38 @@ def test_every_evaluation_is_stored_under_the_run(answers):
     with Store(results / "harness.db") as store:
         (run,) = [r for r in store.runs() if r.name == "agent"]
         assert run.kind == "mcp"
-        assert sorted(r.status for r in store.results("agent")) == ["correct", "incorrect", "incorrect"]
+        # the honest candidate twice: evaluated, then profiled (served from the store)
+        assert sorted(r.status for r in store.results("agent")) == ["correct", "correct", "incorrect", "incorrect"]
+
+
+def test_the_same_tools_are_served_over_streamable_http(tmp_path):
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:  # a port free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "harness", "mcp", "--transport", "http", "--port", str(port),
+                               *SERVER_FLAGS], cwd=REPO, stderr=subprocess.DEVNULL,
+                              env={**os.environ, "HARNESS_RESULTS_DIR": str(tmp_path)})
+
+    async def listed() -> tuple[set[str], dict]:
+        for _ in range(300):  # while the server starts (refused connections, as the SDK raises them)
+            try:
+                async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write, *_), \
+                        ClientSession(read, write) as client:
+                    await client.initialize()
+                    tools = {tool.name for tool in (await client.list_tools()).tools}
+                    return tools, json.loads(text(await client.call_tool("list_problems", {"problems": PROBLEM})))
+            except Exception as exc:  # noqa: BLE001
+                failed = exc
+                assert server.poll() is None, f"the server ended: {server.returncode}"
+                await asyncio.sleep(0.2)
+        raise AssertionError(f"harness mcp --transport http never answered: {failed!r}")
+
+    try:
+        tools, listed_problems = asyncio.run(listed())
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert tools == {"list_problems", "show_problem", "evaluate", "profile"}
+    assert [p["problem"] for p in listed_problems["problems"]] == [PROBLEM]

@@ -48,7 +48,7 @@ def turn_completion(results) -> Completion:
 def test_the_turn_calls_evaluate_within_its_budget_then_its_answer_is_evaluated(run):
     done, requests, results, _ = run
     assert [r["tool_choice"] for r in requests] == ["auto", "auto", "none"]
-    assert {t["function"]["name"] for r in requests for t in r["tools"]} == {"evaluate"}
+    assert {t["function"]["name"] for r in requests for t in r["tools"]} == {"evaluate", "profile"}
     steps = turn_completion(results).tool_steps
     assert [json.loads(s.arguments)["source"] for s in steps] == [WRONG, LEAN_RELU, LEAN_RELU]
     first, second = (json.loads(s.result) for s in steps[:2])

@@ -5,8 +5,11 @@ import threading
 import pytest
 
 from harness.agent.budget import Budget, BudgetSpent
+from harness.agent.profile import profile_record
 from harness.agent.toolbox import Serving, Toolbox, ToolError, agent_record
 from harness.config import load_settings
+from harness.eval.context import ProblemContext
+from harness.types import Baseline, Coverage, DeviceInfo, KernelTime, Peaks, Timing
 from harness.workloads import WorkloadResult
 from tests.conftest import LEAN_RELU, eval_result
 
@@ -94,3 +97,21 @@ def test_a_server_without_its_device_says_so_and_lists_still(monkeypatch):
     assert cuda.list_problems("level1/relu")["problems"]
     with pytest.raises(ToolError, match="cannot evaluate: --target cuda needs an NVIDIA GPU"):
         cuda.evaluate("level1/relu", LEAN_RELU)
+
+
+def test_a_profile_gives_each_kernel_s_share_and_the_rate_against_the_speed_of_light():
+    coverage = Coverage(share=0.75, candidate_ms=3.0, pytorch_ms=1.0, calls=2,
+                        top=(KernelTime(name="relu_kernel", owner="candidate", ms=3.0),
+                             KernelTime(name="aten::copy_", owner="pytorch", ms=1.0)))
+    timing = Timing(median_ms=2.0, mean_ms=2.0, std_ms=0.0, min_ms=2.0, n=3, rse=0.0)
+    result = eval_result().model_copy(update={"coverage": coverage, "runtime": timing})
+    eager = Baseline(bytes_moved=4_000_000_000, flops=2_000_000_000)
+    context = ProblemContext(eager=eager, peaks=Peaks(bandwidth_gbs=4000.0), device=DeviceInfo(target="cuda", name="d"))
+    record = profile_record(result, context)
+    assert [(k["name"], k["owner"], k["share"]) for k in record["kernels"]] == [
+        ("relu_kernel", "candidate", 0.75), ("aten::copy_", "pytorch", 0.25)]
+    light = record["speed_of_light"]
+    assert (light["achieved_gbs"], light["achieved_tflops"]) == (2000.0, 1.0)  # 4 GB and 2 GFLOP in 2 ms
+    assert light["sol_ms"] == pytest.approx(1.0) and light["sol_fraction"] == pytest.approx(0.5)  # 4 GB at 4 TB/s
+    bare = profile_record(eval_result(), ProblemContext())
+    assert bare["kernels"] == [] and bare["speed_of_light"]["achieved_gbs"] is None and bare["ncu"] is None

@@ -1,0 +1,36 @@
+"""What the `profile` tool answers: where a candidate's time goes, from the evaluation's one profiled forward
+(child/coverage.py: its kernels and PyTorch's operators, timed on the device or the cores) and its timing against
+the problem's minimal bytes and FLOPs. Nothing runs again for it: a source evaluated before is served from the
+store. NVIDIA Nsight Compute's per-kernel metrics are not measured yet."""
+
+from __future__ import annotations
+
+from harness.eval.context import ProblemContext
+from harness.types import EvalResult
+
+
+def profile_record(result: EvalResult, context: ProblemContext) -> dict:
+    coverage, runtime = result.coverage, result.runtime_ms
+    kernels: list[dict] = []
+    if coverage is not None:
+        total = coverage.candidate_ms + coverage.pytorch_ms + coverage.other_ms
+        kernels = [{"name": k.name, "owner": k.owner, "ms": round(k.ms, 4),
+                    "share": round(k.ms / total, 4) if total > 0 else None} for k in coverage.top]
+    eager = context.eager
+    seconds = runtime / 1e3 if runtime else None
+    return {
+        "problem": result.problem_id, "status": result.status, "error": result.error if result.status != "correct"
+        else None, "runtime_ms": runtime, "ref_runtime_ms": result.ref_runtime_ms, "speedup": result.speedup,
+        "flags": list(result.flags),
+        "coverage": None if coverage is None else {
+            "share": coverage.share, "candidate_ms": coverage.candidate_ms, "pytorch_ms": coverage.pytorch_ms,
+            "other_ms": coverage.other_ms, "calls": coverage.calls, "triton_launches": coverage.triton_launches},
+        "kernels": kernels,
+        "speed_of_light": {
+            "bytes": eager.bytes_moved if eager else None, "flops": eager.flops if eager else None,
+            "achieved_gbs": round(eager.bytes_moved / seconds / 1e9, 2) if eager and eager.bytes_moved and seconds
+            else None,
+            "achieved_tflops": round(eager.flops / seconds / 1e12, 4) if eager and eager.flops and seconds else None,
+            "sol_ms": context.sol_ms, "sol_fraction": context.sol_fraction(runtime)},
+        "ncu": None, "ncu_note": "per-kernel Nsight Compute metrics are not measured yet",
+    }
