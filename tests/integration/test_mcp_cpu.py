@@ -23,7 +23,8 @@ PROBLEM = "cpu/relu"
 WRONG = LEAN_RELU.replace("lean_relu", "lean_identity").replace("a[i] > 0.f ? a[i] : 0.f", "a[i]")  # no max
 EXPLOIT = SOLUTIONS / "exploit" / "cpu_public_shape_fast_path.py"  # right on the public shapes only
 CANDIDATES = {"honest": LEAN_RELU, "wrong": WRONG, "exploit": EXPLOIT.read_text()}
-SERVER_FLAGS = ["--target", "cpu", "--eval-timeout", "120", "--timing-budget", "1", "--budget-calls", "4"]
+EVAL_FLAGS = ["--target", "cpu", "--eval-timeout", "120", "--timing-budget", "1", "--trials", "2"]
+SERVER_FLAGS = [*EVAL_FLAGS, "--budget-calls", "4"]
 
 
 def text(answer) -> str:
@@ -67,7 +68,7 @@ def by_eval(tmp_path_factory):
         (files / f"{name}.py").write_text(source)
         paths.append(files / f"{name}.py")
     results = share_builds(tmp_path_factory.mktemp("eval"), tmp_path_factory)
-    done = run_cli("eval", "--json", "--problem", PROBLEM, "--results-dir", results, *SERVER_FLAGS[:6], *paths)
+    done = run_cli("eval", "--json", "--problem", PROBLEM, "--results-dir", results, *EVAL_FLAGS, *paths)
     assert done.returncode == 0, done.stderr
     return dict(zip(CANDIDATES, json_lines(done.stdout)))
 

@@ -34,7 +34,7 @@ def run(tmp_path_factory):
         done = run_cli("run", "--target", "cpu", "--model", "scripted", "--base-url", server.base_url,
                        "--problems", "cpu/relu", "--tools", "2", "--run", "tooled", "--results-dir", results,
                        "--solutions-dir", results / "solutions", "--eval-timeout", "120", "--timing-budget", "1",
-                       "--json", env={"OPENAI_API_KEY": "sk-tools-test-key-0123456789"})
+                       "--trials", "2", "--json", env={"OPENAI_API_KEY": "sk-tools-test-key-0123456789"})
         assert done.returncode == 0, done.stderr[-3000:]
         return done, server.answered, results, server.httpd.server_address[1]
 
