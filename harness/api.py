@@ -68,12 +68,11 @@ class Evaluator:
     """Evaluates batches on this machine's device(s); one batch at a time (each batch uses every device)."""
 
     def __init__(self, *, target: Target | None = None, settings: Settings | None = None,
-                 problems_dir: str | Path | None = None, run: str | None = None, kind: str = "api"):
-        """`kind`: what the run is stored as (`harness runs` shows it): api, or mcp for an agent's calls."""
+                 problems_dir: str | Path | None = None, run: str | None = None):
         self.settings = settings or load_settings()
         self.device = discover(target)
         self.problems_dir = Path(problems_dir) if problems_dir else self.settings.problems_dir
-        self.run, self.kind = run or default_run_name(kind), kind
+        self.run = run or default_run_name("api")
         self._one_batch_at_a_time = threading.Lock()
 
     def evaluate(self, pairs: Iterable[tuple[ProblemRef, str]]) -> list[EvalResult]:
@@ -84,7 +83,7 @@ class Evaluator:
             return []
         with self._one_batch_at_a_time, Store(self.settings.db) as store:
             recorded = evaluate(jobs, device=self.device, settings=self.settings, store=store,
-                                run=RunLabel(self.run, self.kind))
+                                run=RunLabel(self.run, "api"))
         return [result for _, result in recorded]
 
     async def aevaluate(self, pairs: Iterable[tuple[ProblemRef, str]]) -> list[EvalResult]:
@@ -167,7 +166,7 @@ class RunRequest:
     prices: tuple[float, float] | None = None   # USD per million prompt / completion tokens (updatable)
     name: str | None = None                     # the run's name (default: generated; with resume, the latest)
     resume: bool = False                        # continue a stored run with its own settings
-    tools: int | None = None                    # tool calls (evaluate) a turn may make before its answer (0: none)
+    tools: int | None = None                    # tool calls (evaluate, profile) a turn may make before its answer
 
 
 @dataclass
