@@ -6,6 +6,8 @@ comparison never needs more than a few chunk-sized temporaries.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -17,6 +19,23 @@ CHUNK = 1 << 24  # elements per block on a GPU, where each operation on a block 
 # On a CPU, a block's float64 temporaries stay in the caches: a truth check of 16M elements took 0.74 s in blocks of
 # 1 << 24 and 0.19 s in blocks of 1 << 18 (2-core CI machine)
 CPU_CHUNK = 1 << 18
+
+
+@contextlib.contextmanager
+def one_thread(device: torch.device) -> Iterator[None]:
+    """Comparisons on the cores run on one thread: they are short and memory-bound, and the judge shares the cores
+    with its runner and whatever else the machine runs, so a parallel region waits for whichever of its threads was
+    descheduled (4M float32 elements judged against their truth on the loaded 2-core CI machine: 1.4-4.2 s on two
+    threads, 0.23-0.35 s on one). The reference's own calls keep torch's threads."""
+    if device.type != "cpu":
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def block(t: torch.Tensor) -> int:

@@ -22,6 +22,7 @@ from harness.child.check import (
     compare,
     compare_tensor,
     item_name,
+    one_thread,
     one_value,
     output_stats,
     seed_sample,
@@ -155,7 +156,7 @@ class Checking:
                                              expected.reference)
                     if poison:
                         self.poisoned_s = _clock() - started
-        with self.part(self.check_parts, "compare_s"):
+        with self.part(self.check_parts, "compare_s"), one_thread(self.device):
             # An output of another shape or dtype than the reference's arrives as a meta tensor (channel.decode),
             # for the judgement below to say so.
             if first and not any(t.device.type == "meta" for t in tensors(out)):
@@ -291,7 +292,8 @@ class Checking:
         found, handover_ms = self.remote.output(what, expected.reference)
         self.copies.append(self.copy_ms(expected.reference, on_device=self.remote.channel.last_box == "device"))
         self.deferred.append(handover_ms - self.copies[-1])
-        self.judged(found, expected, f"{what}, on fresh inputs (a cached or stale result?)")
+        with one_thread(self.device):
+            self.judged(found, expected, f"{what}, on fresh inputs (a cached or stale result?)")
         self.rechecked += 1
 
     def copy_ms(self, expected, on_device: bool) -> float:

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from harness.checks import tolerances
-from harness.child.check import compare, same_values
+from harness.child.check import compare, one_thread, same_values
 
 
 def test_identical_outputs_pass():
@@ -108,3 +108,13 @@ def test_the_seed_sample_sees_more_than_one_column_of_an_output():
     assert (first - second).abs().gt(1e-3).float().mean() > 0.9
     small = torch.arange(10.0)
     assert torch.equal(seed_sample(small), small) and seed_sample(small).data_ptr() != small.data_ptr()
+
+
+def test_comparisons_on_the_cores_take_one_thread_and_give_torch_its_threads_back():
+    before = torch.get_num_threads()
+    with one_thread(torch.device("cpu")):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError), one_thread(torch.device("cpu")):
+        raise RuntimeError("a comparison that fails")
+    assert torch.get_num_threads() == before
