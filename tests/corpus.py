@@ -181,8 +181,12 @@ def corpus_tests(target: str) -> dict:
 
     @pytest.fixture(scope="module")
     def full(results_dir, runtime):
-        """Every file through the whole harness, rules on."""
-        return evaluate_files(by_problem(exploit_paths + correct + wrong), target, results_dir, static_rules=True)
+        """Every file through the whole harness, rules on. An exploit the rules find nothing in
+        (test_static_rules_reject_what_the_header_says) is evaluated with them on as with them off: its runtime
+        result stands for it (9 evaluations fewer on the cpu target)."""
+        ruled = [e.path for e in entries if e.static]
+        evaluated = evaluate_files(by_problem(ruled + correct + wrong), target, results_dir, static_rules=True)
+        return {**{e.path: runtime[e.path] for e in entries if not e.static}, **evaluated}
 
     def test_the_corpus_covers_every_exploit_kind():
         assert {e.exploit for e in entries} == TARGET_KINDS[target]
