@@ -6,6 +6,7 @@ would let the agent have its own file run as the trusted reference."""
 from __future__ import annotations
 
 import difflib
+import functools
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,13 +46,18 @@ class Toolbox:
     def __init__(self, serving: Serving, settings: Settings, budget: Budget):
         self.settings, self.budget, self.serving = settings, budget, serving
         self.target: Target = serving.target or ("cuda" if visible_gpus() else "cpu")
-        root = serving.problems_dir or settings.problems_dir
-        found, _malformed = index(root)
-        self.problems = {p.id: p for p in found if p.target == self.target}
+        self.problems_dir = serving.problems_dir or settings.problems_dir
         self.prompts = Prompts(self.target, serving.prompts_dir, serving.backend)
         self.run, self.kind = serving.run or default_run_name(serving.kind), serving.kind
         self._device: DeviceInfo | None = None
         self._one_at_a_time = threading.Lock()  # an evaluation uses every device
+
+    @functools.cached_property
+    def problems(self) -> dict[str, Problem]:
+        """The served problems by id, indexed at the first tool that names or lists one (a run's turns give their
+        problem as such and never need them)."""
+        found, _malformed = index(self.problems_dir)
+        return {p.id: p for p in found if p.target == self.target}
 
     # ---- the tools ----
 

@@ -23,7 +23,7 @@ import torch
 from harness.batch_child import append_line
 from harness.checks import tolerances
 from harness.child import observe as cpu_load
-from harness.child.check import compare
+from harness.child.check import compare, one_thread
 from harness.child.common import (
     construct,
     describe,
@@ -121,7 +121,8 @@ def measure_problem(item: BaselineItem, spec: BaselineSpec, device, timer, sync)
                 traceback.print_exc()
                 failed[kind] = f"torch.compile (mode={mode}) failed: {describe(exc)}"
                 continue
-            result = compare(out, expected, atol, rtol)
+            with one_thread(device):
+                result = compare(out, expected, atol, rtol)
             if result.ok:
                 models[kind] = compiled
             else:
