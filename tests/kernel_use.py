@@ -38,7 +38,7 @@ def kernel_use_tests(target: str) -> dict:
         out = {}
         for problem, paths in by_problem.items():
             proc = run_cli("eval", "--json", "--target", target, "--problem", problem, "--results-dir", results,
-                           "--timing-budget", "1", *paths)
+                           "--timing-budget", "1", "--trials", "2", *paths)
             assert proc.returncode == 0, proc.stderr
             out.update({row["candidate"]: row for row in json_lines(proc.stdout)})
         return out

@@ -168,10 +168,13 @@ def pch_files(pch_dir: Path) -> list[Path]:
     return sorted(pch_dir.glob("*/torch/extension.h.gch")) if pch_dir.is_dir() else []
 
 
-def matrix_tests(target: str, flag_sets: int, build_workers: int = 2, off_in_ci: tuple[str, ...] = ()) -> dict:
+def matrix_tests(target: str, flag_sets: int, build_workers: int = 2, off_in_ci: tuple[str, ...] = (),
+                 warm_only_in_ci: tuple[str, ...] = ()) -> dict:
     """The matrix's fixtures and tests for one target; a test module takes them into its globals.
     `flag_sets`: how many distinct C++ flag sets (so PCHs) the target's shapes use. `off_in_ci`: the shapes also
-    built with acceleration off outside the slow tier (the slow tier builds every shape so)."""
+    built with acceleration off outside the slow tier (the slow tier builds every shape so). `warm_only_in_ci`:
+    shapes that can use a PCH whose cold build (the header's full parse, as torch's own build does it) is left to the
+    slow tier; outside it they are built warm only."""
     import pytest
 
     from harness.eval.rules import check
@@ -192,19 +195,27 @@ def matrix_tests(target: str, flag_sets: int, build_workers: int = 2, off_in_ci:
     @pytest.fixture(scope="module")
     def plain(request):
         """Plain torch on each shape whose plain-torch test was selected (all of them in the slow tier)."""
-        wanted = {item.callspec.params["shape"].name for item in request.session.items
-                  if item.path == request.path and item.originalname == "test_plain_torch_gives_the_expected_verdict"}
+        wanted = selected(request, "test_plain_torch_gives_the_expected_verdict")
         return plain_torch([s for s in all_shapes if s.name in wanted or needs_plain(s)])
 
+    def selected(request, test: str) -> set[str]:
+        """The shapes whose `test` was selected in this session (every shape in the slow tier)."""
+        return {item.callspec.params["shape"].name for item in request.session.items
+                if item.path == request.path and item.originalname == test}
+
     @pytest.fixture(scope="module")
-    def cold(tmp_path_factory, pch_dir):
-        return harness_eval(all_shapes, target, tmp_path_factory.mktemp("cold"), pch_dir, build_workers)
+    def cold(request, tmp_path_factory, pch_dir):
+        """Each shape whose cold test was selected, and those that make the PCHs the warm builds read, built with no
+        PCH made yet."""
+        wanted = selected(request, "test_cold_harness_matches_plain_torch") | {
+            s.name for s in with_pch if s.name not in warm_only_in_ci}
+        return harness_eval([s for s in all_shapes if s.name in wanted], target, tmp_path_factory.mktemp("cold"),
+                            pch_dir, build_workers)
 
     @pytest.fixture(scope="module")
     def off(request, tmp_path_factory):
         """With build acceleration off, each shape whose off-mode test was selected (every one in the slow tier)."""
-        wanted = {item.callspec.params["shape"].name for item in request.session.items
-                  if item.path == request.path and item.originalname == "test_harness_without_acceleration"}
+        wanted = selected(request, "test_harness_without_acceleration")
         root = tmp_path_factory.mktemp("off")
         return root / "pch", harness_eval([s for s in all_shapes if s.name in wanted], target, root / "results",
                                           root / "pch", build_workers, acceleration=False)
@@ -215,11 +226,12 @@ def matrix_tests(target: str, flag_sets: int, build_workers: int = 2, off_in_ci:
 
     @pytest.fixture(scope="module")
     def warm(tmp_path_factory, pch_dir, cold, cold_pchs):
-        # Each shape that can use a PCH, built with one the cold run made. The cold run makes each PCH after the
-        # first build that asks for it, and its later builds with those flags read it: those were warm builds
-        # already. The others build again in a new results directory (so they are not served from the cold one).
-        # Shapes whose builds cannot use a PCH would only repeat the cold run.
-        again = [s for s in with_pch if PCH_USED not in cold[s.name].log]
+        # Each shape that can use a PCH, built with one the cold run made. A build after the PCH of its flags was
+        # made reads it (on a GPU the cold run makes each beside its evaluations; on the cpu target it makes them
+        # after them, so none of its builds can): those were warm builds already. The others build again in a new
+        # results directory (so they are not served from the cold one). Shapes whose builds cannot use a PCH would
+        # only repeat the cold run.
+        again = [s for s in with_pch if s.name not in cold or PCH_USED not in cold[s.name].log]
         rebuilt = harness_eval(again, target, tmp_path_factory.mktemp("warm"), pch_dir, build_workers)
         return {s.name: rebuilt.get(s.name) or cold[s.name] for s in with_pch}
 
@@ -233,7 +245,8 @@ def matrix_tests(target: str, flag_sets: int, build_workers: int = 2, off_in_ci:
     def test_plain_torch_gives_the_expected_verdict(shape, plain):
         assert_plain_torch_gives_the_expected_verdict(shape, plain[shape.name])
 
-    @pytest.mark.parametrize("shape", all_shapes, ids=lambda s: s.name)
+    @pytest.mark.parametrize("shape", [pytest.param(s, id=s.name, marks=pytest.mark.slow if s.name in warm_only_in_ci
+                                                    else ()) for s in all_shapes])
     def test_cold_harness_matches_plain_torch(shape, plain, cold):
         assert_same_outcome(shape, plain.get(shape.name), cold[shape.name])
 
@@ -258,6 +271,7 @@ def matrix_tests(target: str, flag_sets: int, build_workers: int = 2, off_in_ci:
         assert_built_as_torch_does(shape, outcomes[shape.name], pch_root)
 
     assert set(off_in_ci) <= {s.name for s in all_shapes}, off_in_ci
+    assert set(warm_only_in_ci) <= {s.name for s in with_pch}, warm_only_in_ci
     return {name: value for name, value in locals().items()
             if name in ("pch_dir", "plain", "cold", "cold_pchs", "warm", "off") or name.startswith("test_")}
 
