@@ -85,24 +85,6 @@ def imported_extension(result):
     return _import_module_from_library(entry["module"], entry["dir"], True)
 
 
-def test_two_candidates_with_the_same_flags_share_one_precompiled_header(tmp_path):
-    first = build_scaled_relu(tmp_path, "a", 2.0, REPORTING_FLAGS)  # asks for it; it is made after this build
-    [pch] = tmp_path.rglob(PCH_FILE.name)
-    built = pch.stat()
-    assert "for these flags is not made yet" in first.log and f"! {pch}" not in first.log
-    second = build_scaled_relu(tmp_path, "b", 3.0, REPORTING_FLAGS, lean=True)
-    third = build_scaled_relu(tmp_path, "d", 4.0, REPORTING_FLAGS)
-
-    assert list(tmp_path.rglob(PCH_FILE.name)) == [pch]
-    assert (pch.stat().st_ino, pch.stat().st_mtime_ns) == (built.st_ino, built.st_mtime_ns)  # built once
-    for result in (second, third):
-        assert f"! {pch}" in result.log  # GCC read the PCH instead of parsing the header
-        assert "not used because" not in result.log  # -Winvalid-pch's complaint
-    x = torch.randn(1000)
-    for result, scale in ((first, 2.0), (second, 3.0), (third, 4.0)):
-        assert torch.equal(imported_extension(result).scaled_relu(x), scale * x.clamp_min(0))
-
-
 def makers_policies(under: Path, stop: threading.Event, seen: dict[int, bool]) -> None:
     """Whether each PCH maker of a directory `under` (`python -m harness.child pch DIR`, not the sandbox's processes
     that start it and wait) runs under SCHED_IDLE, as last seen (a child lowers its own policy as it starts)."""
@@ -116,16 +98,18 @@ def makers_policies(under: Path, stop: threading.Event, seen: dict[int, bool]) -
                 continue
 
 
-def test_on_a_gpu_the_header_is_made_beside_the_evaluations_and_yields_the_cores(tmp_path):
+def test_a_header_asked_for_is_made_once_beside_the_evaluations_yielding_the_cores_and_read_by_later_builds(
+        tmp_path):
     """A GPU batch's builds hand the headers they ask for to its MadeLater (scheduler.py): the build returns before the
-    header is made, so its candidate is evaluated meanwhile (not 1-2 minutes later), the maker yields the cores as
-    builds beside evaluations do, and the header is there for the builds after it once made."""
+    header is made, so its candidate is evaluated meanwhile (not 1-2 minutes later), and the maker yields the cores as
+    builds beside evaluations do. Once made and sealed, the next builds with the same flags read it instead of parsing
+    torch's headers (a source that includes torch/extension.h itself too), and nothing makes it again."""
     gpu = DeviceInfo(target="cuda", name="a GPU this machine need not have", index=0)
     made_later, stop, seen = MadeLater(), threading.Event(), {}
     watch = threading.Thread(target=makers_policies, args=(tmp_path, stop, seen))
     watch.start()
     try:
-        first = build_scaled_relu(tmp_path, "e", 2.0, REPORTING_FLAGS, device=gpu, made_later=made_later)
+        first = build_scaled_relu(tmp_path, "a", 2.0, REPORTING_FLAGS, device=gpu, made_later=made_later)
         assert "for these flags is not made yet" in first.log
         assert trusted_keys() == []  # the build is done, its header still being made
         made_later.finish()
@@ -133,7 +117,21 @@ def test_on_a_gpu_the_header_is_made_beside_the_evaluations_and_yields_the_cores
         stop.set()
         watch.join()
     assert seen and all(seen.values()), seen  # a maker was seen, under SCHED_IDLE
-    assert len(list(tmp_path.rglob(PCH_FILE.name))) == 1 and len(trusted_keys()) == 1  # made, sealed: builds take it
+    [pch] = tmp_path.rglob(PCH_FILE.name)
+    assert len(trusted_keys()) == 1  # made, sealed: builds take it
+    built = pch.stat()
+    assert f"! {pch}" not in first.log
+
+    second = build_scaled_relu(tmp_path, "b", 3.0, REPORTING_FLAGS, lean=True)
+    third = build_scaled_relu(tmp_path, "d", 4.0, REPORTING_FLAGS)
+    assert list(tmp_path.rglob(PCH_FILE.name)) == [pch]
+    assert (pch.stat().st_ino, pch.stat().st_mtime_ns) == (built.st_ino, built.st_mtime_ns)  # made once
+    for result in (second, third):
+        assert f"! {pch}" in result.log  # GCC read the PCH instead of parsing the header
+        assert "not used because" not in result.log  # -Winvalid-pch's complaint
+    x = torch.randn(1000)
+    for result, scale in ((first, 2.0), (second, 3.0), (third, 4.0)):
+        assert torch.equal(imported_extension(result).scaled_relu(x), scale * x.clamp_min(0))
 
 
 def test_flags_the_header_does_not_precompile_with_build_without_it(tmp_path):
@@ -147,6 +145,10 @@ def test_flags_the_header_does_not_precompile_with_build_without_it(tmp_path):
     assert torch.equal(imported_extension(result).scaled_relu(x), 2.0 * x.clamp_min(0))
 
 
+# A PCH of its own and four torch-header builds (300 s of the loaded CI machine): in CI the shapes matrix holds the
+# same (cpu_compile_error warm: the PCH read, no retry, plain torch's compiler lines; and with acceleration off), and
+# test_compiler_lines_cpu the answer's line numbers.
+@pytest.mark.slow
 def test_a_compile_error_at_the_answer_s_lines_costs_one_compile_and_reads_as_without_acceleration(tmp_path):
     """With the PCH warm, a plain C++ error in the answer fails once (not again without the PCH: blame.py), with
     the answer's line given, for cpp_sources as a string and as a list; its compiler lines are those of the build
