@@ -192,16 +192,16 @@ def matrix_tests(target: str, flag_sets: int, build_workers: int = 2, off_in_ci:
     def needs_plain(s: Shape) -> bool:
         return s.expect == "compile_error"
 
+    def selected(request, test: str) -> set[str]:
+        """The shapes whose `test` was selected in this session (every shape in the slow tier)."""
+        return {item.callspec.params["shape"].name for item in request.session.items
+                if item.path == request.path and item.originalname == test}
+
     @pytest.fixture(scope="module")
     def plain(request):
         """Plain torch on each shape whose plain-torch test was selected (all of them in the slow tier)."""
         wanted = selected(request, "test_plain_torch_gives_the_expected_verdict")
         return plain_torch([s for s in all_shapes if s.name in wanted or needs_plain(s)])
-
-    def selected(request, test: str) -> set[str]:
-        """The shapes whose `test` was selected in this session (every shape in the slow tier)."""
-        return {item.callspec.params["shape"].name for item in request.session.items
-                if item.path == request.path and item.originalname == test}
 
     @pytest.fixture(scope="module")
     def cold(request, tmp_path_factory, pch_dir):
