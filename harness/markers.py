@@ -11,6 +11,9 @@ CANDIDATE_FILE = "candidate.py"
 MANIFEST_FILE = "manifest.json"
 RESULT_FILE = "build.json"
 LOG_FILE = "build.log"
+# Written instead of running a build child for a source that builds nothing (no load_inline or load: Triton, plain
+# PyTorch): the candidate is imported first by its runner, which makes an import failure a compile_error.
+UNIMPORTED_FILE = "unimported"
 # Printed by the build child when a kernel build failed and the candidate's import caught the exception (then what
 # it fails with); the parent quotes it when such a candidate's forward ran none of its kernels (no_kernel_ran).
 CAUGHT_BUILD = "harness: a kernel build failed, and the candidate's code caught the exception:"

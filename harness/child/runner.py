@@ -43,7 +43,7 @@ from harness.child.loader import import_candidate, install_extension_loader, loa
 from harness.child.training import forward_backward, leaves, parameter_shapes, upstream
 from harness.child.triton_jit import JitClock, warm_driver
 from harness.child.workload import Instance, same_init
-from harness.markers import CANDIDATE_FILE, WARM_TRITON_ENV
+from harness.markers import CANDIDATE_FILE, UNIMPORTED_FILE, WARM_TRITON_ENV
 from harness.protocol import uses_triton
 from harness.types import HARNESS_ERROR, Coverage
 
@@ -85,8 +85,11 @@ class Runner:
         self.reply(messages.Ready(started=self.started))
         candidate_starts()
         self.answer = str(build_dir / CANDIDATE_FILE)  # the name the candidate's frames carry (caught.py)
+        # A source that builds nothing had no build child (eval/build.py): importing it here is its build step.
+        as_build = (failing_as("importing the answer failed", "compile_error")
+                    if (build_dir / UNIMPORTED_FILE).is_file() else contextlib.nullcontext())
         with failing_as("constructing ModelNew failed"):
-            with Watch("at import", self.answer):
+            with Watch("at import", self.answer), as_build:
                 module = import_candidate(build_dir)
             self.guard.verify("at import")
             self.model_class = module.ModelNew

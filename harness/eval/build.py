@@ -1,7 +1,8 @@
 """Builds, the parent's side: every distinct candidate source is built once, by a build child
 (child/loader.py), in its own directory keyed by a hash of the source and the machine, with the compiler's
 full output captured; the verdict (ok, compile_error, timeout, harness_error) and its log are kept in the
-directory, so a later run reuses them. Also the compiler-log excerpts shown to people and to the model.
+directory, so a later run reuses them. A source that builds nothing (Triton, plain PyTorch) needs no build child: its
+evaluation imports it first. Also the compiler-log excerpts shown to people and to the model.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import platform
 import re
 import shutil
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness import sandbox, seal
 from harness.compiler_lines import generated_sources, in_candidate_terms
 from harness.eval import triton_cache
-from harness.eval.build_cost import TORCH_HEADERS, expected_build_cost
+from harness.eval.build_cost import NOTHING, TORCH_HEADERS, expected_build_cost
 from harness.eval.cache import LOCK, touch
 from harness.eval.confine import Confinement
 from harness.fastbuild import front_ends
@@ -38,6 +40,7 @@ from harness.markers import (
     MANIFEST_FILE,
     NO_GPU_HINT,
     RESULT_FILE,
+    UNIMPORTED_FILE,
 )
 from harness.process import YIELD_ENV, child_env, read_log, run_child, tail, write_atomic
 from harness.types import BuildResult, Candidate, DeviceInfo
@@ -231,20 +234,23 @@ class BuildOptions:
 
 def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, options: BuildOptions = BuildOptions(),
           yield_cores: bool = True, made_later: MadeLater | None = None) -> BuildResult:
-    """Build `candidate` (import it once) unless the same key was built before, here or elsewhere (BuildOptions
-    says how). The precompiled headers it asks for (pch.py) are made after it, before it returns, or by
-    `made_later` (a GPU batch's: beside the evaluations) if given. `yield_cores`: as build_env's, the makers too."""
+    """Build `candidate` (import it once in a build child; a source with nothing to build, not at all) unless the same
+    key was built before, here or elsewhere (BuildOptions says how). The precompiled headers it asks for (pch.py) are
+    made after it, before it returns, or by `made_later` (a GPU batch's: beside the evaluations) if given.
+    `yield_cores`: as build_env's, the makers too."""
     key = build_sha256(candidate, device, sandboxed=options.confinement is not None, accelerated=options.accelerate)
     directory = (cache_dir / "builds" / key[:32]).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     with _exclusive(directory / LOCK):
-        done = directory / RESULT_FILE
         if not options.force and (cached := _cached(directory)) is not None:
             return cached
         _clear(directory, cache_dir, key)
         (directory / CANDIDATE_FILE).write_text(candidate.source)
+        cost = expected_build_cost(candidate.source)
+        if cost == NOTHING:
+            return _kept(directory, _unimported(directory, key))
         log_path = directory / LOG_FILE
-        gains = options.accelerate and expected_build_cost(candidate.source) >= TORCH_HEADERS
+        gains = options.accelerate and cost >= TORCH_HEADERS
         with front_ends.FRONT_ENDS.build(gains) as split_nvcc:
             env = build_env(device, directory, options.max_jobs, split_nvcc, yield_cores, options.accelerate)
             outcome = run_child(["build", str(directory)], env=env, timeout_s=options.timeout_s, log_path=log_path,
@@ -275,7 +281,25 @@ def build(candidate: Candidate, device: DeviceInfo, cache_dir: Path, options: Bu
         )
         # Only the builder's own verdicts (exit 0 or 1) are kept. A build killed by a signal (Ctrl-C,
         # the OOM killer) or by its timeout is retried next time, perhaps on a quieter machine.
-        if outcome.returncode in (0, 1):
-            write_atomic(done, result.model_dump_json())
-            seal.seal_directory(directory, SEAL_FILE, skip=frozenset({LOCK}))
-        return result
+        return _kept(directory, result) if outcome.returncode in (0, 1) else result
+
+
+def _unimported(directory: Path, key: str) -> BuildResult:
+    """A source with nothing to build (no load_inline or load: Triton's kernels compile at their first launch, in
+    the evaluation) goes to its evaluation without a build child: that child's import of torch and the candidate
+    cost as much as the evaluation's own set-up. Its runner imports it first (UNIMPORTED_FILE) and makes an import
+    failure the compile_error a build child would have made; an extension it builds after all (through a name the
+    source does not spell) builds in the evaluation's scratch, as one built in forward does."""
+    started = time.monotonic()
+    (directory / MANIFEST_FILE).write_text("[]")
+    (directory / UNIMPORTED_FILE).write_text("")
+    (directory / LOG_FILE).write_text("")
+    return BuildResult(status="ok", build_sha256=key, directory=str(directory),
+                       duration_s=round(time.monotonic() - started, 6), log="")
+
+
+def _kept(directory: Path, result: BuildResult) -> BuildResult:
+    """The verdict written and the directory sealed: later runs reuse it (_cached)."""
+    write_atomic(directory / RESULT_FILE, result.model_dump_json())
+    seal.seal_directory(directory, SEAL_FILE, skip=frozenset({LOCK}))
+    return result

@@ -61,8 +61,10 @@ def test_a_cached_build_changed_since_it_was_built_is_built_again(tmp_path, capl
     assert library.read_bytes() != planted and build(candidate, discover("cpu"), tmp_path).cached
 
 
+# Each probe names load_inline: a source that builds nothing has no build child (eval/build.py)
 POLICY_PROBE = """import os
 import torch
+from torch.utils.cpp_extension import load_inline
 print("idle policy at import:", os.sched_getscheduler(0) == os.SCHED_IDLE)
 
 
@@ -89,6 +91,7 @@ def test_builds_beside_gpu_evaluations_yield_the_cores(tmp_path):
 
 ESCAPE_PROBE = """import os
 import torch
+from torch.utils.cpp_extension import load_inline
 for what, attempt in (("a higher priority", lambda: os.setpriority(os.PRIO_PROCESS, 0, -5)),
                       ("the normal policy", lambda: os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0)))):
     try:

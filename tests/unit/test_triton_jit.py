@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -23,3 +24,26 @@ def test_tritons_driver_is_made_ahead_where_a_gpu_driver_is_and_said_to_fail_els
         assert float(said) > 0 and any((tmp_path / "cache").rglob("cuda_utils*")), said
     else:
         assert said == "None"
+
+
+def test_the_hash_of_triton_s_sources_is_made_ahead_and_kept_for_the_first_compile():
+    """source_key makes the key Triton's first compile would hash its own sources for (and caches it)."""
+    pytest.importorskip("triton")
+    script = ("from harness.child.triton_jit import source_key; source_key(); "
+              "import triton.runtime.cache as c; print(c.triton_key.cache_info().currsize)")
+    said = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, check=True,
+                          timeout=300).stdout.strip()
+    assert said == "1"
+
+
+def test_a_compile_timed_inside_a_compile_counts_once():
+    """A launcher made inside compile() (in Triton versions that do) is not compile time twice."""
+    pytest.importorskip("triton")
+    from harness.child.triton_jit import JitClock
+
+    clock = JitClock(interpreted=True)
+    inner = clock._timed("compile", lambda: sum(range(200_000)))
+    outer = clock._timed("compile", lambda: [inner() for _ in range(3)])
+    started = time.perf_counter()
+    outer()
+    assert 0 < clock.seconds["compile"] <= time.perf_counter() - started
