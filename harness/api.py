@@ -37,7 +37,7 @@ from harness.completions import Sampling
 from harness.config import Settings, load_settings
 from harness.device import discover
 from harness.errors import InputError
-from harness.eval import confine
+from harness.eval import confine, sanitize
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
 from harness.eval.pipeline import SOLUTIONS_DIR, RunLabel, default_run_name, evaluate
@@ -204,6 +204,7 @@ def run(request: RunRequest | None = None, *, target: Target | None = None, sett
     device = discover(target)
     if mode == "run":  # generate builds and runs nothing: it needs no sandbox
         confine.require(settings)  # a machine that refuses it fails here, before anything is asked
+        sanitize.require(settings.sanitize, device.target)
     if request.name and not RUN_NAME.match(request.name):
         raise RunError(f"bad run name {request.name!r}: use letters, digits, '.', '_' and '-' (it names a folder)")
     with Store(settings.db) as store:

@@ -95,6 +95,9 @@ class Settings(Frozen):
     cache_max_gb: float = Field(default=20.0, gt=0, description="Cap on the build cache and the precompiled "
                                 "headers together (GB): after each batch, the least recently used entries go "
                                 "(none used in the last hour); `harness cache` shows and prunes them")
+    sanitize: Literal["memcheck", "racecheck"] | None = Field(
+        default=None, description="Run NVIDIA's compute-sanitizer (this tool) over one checked call of every candidate "
+        "whose outputs were judged; an error it finds makes the verdict runtime_error (cuda target; eval/sanitize.py)")
     static_rules: bool = Field(default=True, description="Apply the static integrity rules; off only to test "
                                                          "the runtime defenses on their own")
     problems_dir: Path | None = Field(default=None, description="Problem root (None: the problem set shipped "
@@ -142,7 +145,7 @@ ENV = {"HARNESS_RESULTS_DIR": "results_dir", "HARNESS_DB": "db_path", "HARNESS_T
        "HARNESS_CONTENTION_WAIT": "contention_wait_s", "HARNESS_PROBLEMS_DIR": "problems_dir",
        "HARNESS_SOLUTIONS_DIR": "solutions_dir", "HARNESS_SANDBOX": "sandbox",
        "HARNESS_CACHE_MAX_GB": "cache_max_gb", "HARNESS_CHECK": "check", "HARNESS_ATOL": "atol",
-       "HARNESS_RTOL": "rtol"}
+       "HARNESS_RTOL": "rtol", "HARNESS_SANITIZE": "sanitize"}
 # Setting -> its command-line flag, where it has one (the commands that take it: README, `harness CMD --help`).
 FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials", "build_timeout_s": "--build-timeout",
          "eval_timeout_s": "--eval-timeout", "build_workers": "--build-workers",
@@ -152,7 +155,7 @@ FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials"
          "compile_baselines": "--compile-baselines",
          "contention_wait_s": "--contention-wait", "problems_dir": "--problems-dir",
          "solutions_dir": "--solutions-dir", "sandbox": "--sandbox", "dtype": "--dtype", "check": "--check",
-         "atol": "--atol", "rtol": "--rtol"}
+         "atol": "--atol", "rtol": "--rtol", "sanitize": "--sanitize"}
 # Settable only by code (load_settings(static_rules=False), Settings(...)): switching the integrity rules off is
 # for testing the runtime defenses, never something a config file or a stray variable should do.
 INTERNAL = frozenset({"static_rules"})

@@ -113,9 +113,10 @@ class ChildOutcome:
         return f"child process exited with status {self.returncode}"
 
 
-def child_argv(args: list[str], policy: sandbox.Policy | None) -> list[str]:
-    """`python -m harness.child ARGS...`, behind the sandbox's launcher when there is a policy."""
-    argv = [*CHILD, *args]
+def child_argv(args: list[str], policy: sandbox.Policy | None, prefix: tuple[str, ...] = ()) -> list[str]:
+    """`python -m harness.child ARGS...` (behind `prefix`, a tool that runs it: inside the sandbox), behind the
+    sandbox's launcher when there is a policy."""
+    argv = [*prefix, *CHILD, *args]
     return sandbox.command(policy, argv) if policy else argv
 
 
@@ -194,9 +195,11 @@ class EvalChild:
     runner's sandbox init by another). Used once, like any child."""
 
     def __init__(self, target: str, judge: tuple[dict[str, str], Path, sandbox.Policy | None],
-                 runner: tuple[dict[str, str], Path, sandbox.Policy | None], judge_fds: tuple[int, ...] = ()):
+                 runner: tuple[dict[str, str], Path, sandbox.Policy | None], judge_fds: tuple[int, ...] = (),
+                 runner_prefix: tuple[str, ...] = ()):
         """`judge`, `runner`: the environment, work directory and sandbox policy (or None) of each; `judge_fds`:
-        descriptors the judge alone inherits (the GPU's lock: device_lock.py)."""
+        descriptors the judge alone inherits (the GPU's lock: device_lock.py); `runner_prefix`: a tool the runner
+        runs under (compute-sanitizer), which may take a while to end after it."""
         judge_end, runner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         judge_ends, runner_ends, freezer = [judge_end], [runner_end], "-"
         self.work, self.runner_work = judge[1], runner[1]
@@ -208,20 +211,24 @@ class EvalChild:
             runner_ends.append(init_end)
             freezer = str(freezer_end.fileno())
         try:
-            self.proc = self._start(["serve", target, str(judge_end.fileno()), freezer], *judge, judge_ends,
-                                    stdin=True, fds=judge_fds)
-            self.runner = self._start(["run", target, str(runner_end.fileno())], *runner, runner_ends, stdin=False)
+            judge_env, judge_work, judge_policy = judge
+            self.proc = self._start(child_argv(["serve", target, str(judge_end.fileno()), freezer], judge_policy),
+                                    judge_env, judge_work, judge_ends, stdin=True, fds=judge_fds)
+            runner_env, runner_work, runner_policy = runner
+            self.runner = self._start(child_argv(["run", target, str(runner_end.fileno())], runner_policy,
+                                                 runner_prefix), runner_env, runner_work, runner_ends, stdin=False)
         finally:
             for end in (*judge_ends, *runner_ends):
                 end.close()
         self.runner_code: int | None = None
+        self.runner_grace_s = TOOL_GRACE_S if runner_prefix else RUNNER_GRACE_S
         self.ended: dict[str, float] = {}  # wall-clock times (time.time, as file times are) each one was reaped
 
     @staticmethod
-    def _start(args: list[str], env: dict[str, str], work: Path, policy: sandbox.Policy | None,
-               ends: list[socket.socket], stdin: bool, fds: tuple[int, ...] = ()) -> subprocess.Popen:
+    def _start(argv: list[str], env: dict[str, str], work: Path, ends: list[socket.socket], stdin: bool,
+               fds: tuple[int, ...] = ()) -> subprocess.Popen:
         with open(work / "eval.log", "wb") as log:
-            proc = spawn(child_argv(args, policy), env=env, pass_fds=(*(end.fileno() for end in ends), *fds),
+            proc = spawn(argv, env=env, pass_fds=(*(end.fileno() for end in ends), *fds),
                          stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                          cwd=work)
         _running.add(proc.pid)
@@ -243,7 +250,7 @@ class EvalChild:
         try:
             self.proc.wait(timeout=timeout_s)
             self.ended["judge"] = time.time()
-            self.runner_code = self.runner.wait(timeout=RUNNER_GRACE_S)  # it ends when the judge closes its end
+            self.runner_code = self.runner.wait(timeout=self.runner_grace_s)  # it ends as the judge closes its end
             self.ended["runner"] = time.time()
         except subprocess.TimeoutExpired:
             timed_out = self.proc.returncode is None
@@ -260,6 +267,7 @@ class EvalChild:
 
 
 RUNNER_GRACE_S = 2.0
+TOOL_GRACE_S = 120.0  # a runner under a tool: the tool's report and teardown come after it
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -94,6 +94,9 @@ class WorkerSpec(Frozen):
     check: CheckSpec = Field(default_factory=CheckSpec, description="The check that decides correctness")
     also: CheckSpec | None = Field(default=None, description="A second check whose verdict is recorded beside")
     timing: TimingSettings = Field(default_factory=TimingSettings, description="Timing settings")
+    instrumented: bool = Field(default=False, description="The runner runs under a tool (compute-sanitizer): set-up "
+                               "and the trials asked for, no poisoning, outputs through host memory, no profiled "
+                               "call, no timing")
     result_path: str = Field(description="Where the judge writes its WorkerReport JSON")
     runner_scratch: str = Field(description="The runner's own scratch directory (its only writable one)")
 

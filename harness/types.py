@@ -177,6 +177,19 @@ class Coverage(Frozen):
         return text
 
 
+class Sanitized(Frozen):
+    """What NVIDIA's compute-sanitizer found over one checked call of the candidate (`--sanitize`: eval/sanitize.py)."""
+
+    tool: str = Field(description="memcheck or racecheck")
+    errors: int | None = Field(default=None, description="Errors in the tool's summary; None: it gave none (it did "
+                                                         "not finish)")
+    exit_status: int | None = Field(default=None, description="The candidate's process's exit status under the tool "
+                                                              "(its error status where it found errors)")
+    lines: tuple[str, ...] = Field(default=(), description="The first lines of its reports (what, where, which "
+                                                           "thread), paths renamed")
+    seconds: float = Field(default=0.0, description="The sanitized run's wall time, its children's start included")
+
+
 class EvalResult(Frozen):
     """One candidate evaluated on one problem: the unit that is stored and reported."""
 
@@ -211,6 +224,7 @@ class EvalResult(Frozen):
                                       "from one profiled forward after the checks; None if not measured")
     workloads: tuple[WorkloadResult, ...] = Field(default=(), description="Per workload: its verdict, errors and "
                                                   "timed speedup (empty for results that never ran)")
+    sanitizer: Sanitized | None = Field(default=None, description="compute-sanitizer's findings (--sanitize), or None")
     check_spec: CheckSpec = Field(default_factory=CheckSpec, description="The check that judged it")
     figures: Figures = Field(default_factory=Figures, alias="stages", description="Where its seconds went, its "
                              "processes, the load beside it, what its flags were decided from (JSON: `stages`, flat)")
@@ -263,6 +277,7 @@ class EvalResult(Frozen):
             "stages": {name: round(value, 3) for name, value in self.figures.flat().items()},
             "check": self.check_spec.name,
             "workloads": [w.record() for w in self.workloads],
+            "sanitizer": self.sanitizer.model_dump() if self.sanitizer else None,
         }
 
 

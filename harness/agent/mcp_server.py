@@ -16,8 +16,8 @@ INSTRUCTIONS = (
     "Kernel evaluation: list_problems gives the problems; show_problem gives one as a model is asked it (a PyTorch "
     "Model to make faster with a ModelNew of your own kernels); evaluate builds, checks and times a complete Python "
     "file defining ModelNew against it, in a sandbox, on workloads some of which are held out, and answers with the "
-    "verdict and what to fix; profile says where a candidate's time goes. Calls to evaluate and profile are limited: "
-    "each answer says what is left.")
+    "verdict and what to fix; profile says where a candidate's time goes; sanitize runs compute-sanitizer over one "
+    "checked call (on a GPU). Calls to evaluate, profile and sanitize are limited: each answer says what is left.")
 
 
 class MissingSDK(InputError):
@@ -72,6 +72,14 @@ def server(toolbox: Toolbox):
                           "evaluate does (a source evaluated before is served from the store); spends one call.")
     def profile(problem: str, source: str) -> dict:
         return served(toolbox.profile)(problem=problem, source=source)
+
+    @mcp.tool(description="NVIDIA's compute-sanitizer over one checked call of a candidate on a problem (a server "
+                          "with a GPU): `tool` memcheck (accesses out of bounds or misaligned; the default) or "
+                          "racecheck (shared-memory races). Answers with the verdict record, whose `sanitizer` holds "
+                          "the tool's error count and its first lines; any error makes the verdict runtime_error, "
+                          "even where the outputs matched. Evaluates the candidate as evaluate does; spends one call.")
+    def sanitize(problem: str, source: str, tool: str = "memcheck") -> dict:
+        return served(toolbox.sanitize)(problem=problem, source=source, tool=tool)
 
     return mcp
 

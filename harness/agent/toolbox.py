@@ -1,7 +1,7 @@
 """The tools an agent calls, apart from any protocol: list the problems, show one as the model would be asked it,
-evaluate a source, profile one. Each answer is a JSON-able dict with the budget left; a call that cannot be served
-raises ToolError with words the agent can act on. Only the problems of the served set can be named, by id: a path
-would let the agent have its own file run as the trusted reference."""
+evaluate a source, profile one, run compute-sanitizer over one (on a GPU). Each answer is a JSON-able dict with the
+budget left; a call that cannot be served raises ToolError with words the agent can act on. Only the problems of the
+served set can be named, by id: a path would let the agent have its own file run as the trusted reference."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from harness.agent.profile import profile_record
 from harness.config import Settings
 from harness.device import discover, visible_gpus
 from harness.errors import InputError
+from harness.eval import sanitize
 from harness.eval.candidate import candidate_from_source, precheck
 from harness.eval.context import ProblemContext, contexts_for
 from harness.eval.evaluation import Job
@@ -101,6 +102,20 @@ class Toolbox:
         result, context = self._evaluated(problem, source, budget)
         return {**profile_record(result, context), "run": self.run, "budget": budget.record()}
 
+    def sanitize(self, problem: str, source: str, tool: str = "memcheck") -> dict:
+        """compute-sanitizer's `tool` (memcheck or racecheck) over one checked call of `source` on the problem, on a
+        GPU: its findings, and the verdict they make (an access out of bounds is a runtime_error)."""
+        return self.sanitize_problem(self._problem(problem), source, self.budget, tool)
+
+    def sanitize_problem(self, problem: Problem, source: str, budget: Budget, tool: str = "memcheck") -> dict:
+        try:
+            sanitize.require(tool, self.device().target)
+        except InputError as exc:
+            raise ToolError(f"sanitize cannot run here: {exc}") from None
+        result, context = self._evaluated(problem, source, budget, self.settings.model_copy(update={"sanitize": tool}))
+        # the verdict's `sanitizer` holds the findings (None where the candidate never ran: nothing to sanitize)
+        return {"verdict": agent_record(context.record(result), result), "run": self.run, "budget": budget.record()}
+
     # ---- what the tools share ----
 
     def device(self) -> DeviceInfo:
@@ -111,13 +126,15 @@ class Toolbox:
                 raise ToolError(f"this server cannot evaluate: {exc}") from None
         return self._device
 
-    def _evaluated(self, problem: Problem, source: str, budget: Budget) -> tuple[EvalResult, ProblemContext]:
+    def _evaluated(self, problem: Problem, source: str, budget: Budget,
+                   settings: Settings | None = None) -> tuple[EvalResult, ProblemContext]:
         """The candidate evaluated as `harness eval` does (served from the store if it was before), and what its
-        problem is compared against."""
+        problem is compared against; `settings`: the toolbox's, but where a tool asks for more (the sanitizer)."""
         candidate = candidate_from_source(self._source(source))
         device = self.device()
-        with budget.spending(), self._one_at_a_time, Store(self.settings.db) as store:
-            ((_, result),) = evaluate([Job(problem, candidate)], device=device, settings=self.settings, store=store,
+        settings = settings or self.settings
+        with budget.spending(), self._one_at_a_time, Store(settings.db) as store:
+            ((_, result),) = evaluate([Job(problem, candidate)], device=device, settings=settings, store=store,
                                       run=RunLabel(self.run, self.kind))
             context = contexts_for(store, [result])[result.problem_sha256]
             if self.serving.hidden:

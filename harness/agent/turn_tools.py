@@ -1,6 +1,7 @@
-"""The tools a turn of `harness run --tools N` may call before its answer: `evaluate(source)` and `profile(source)`
-on the conversation's own problem, through the toolbox (stored under the run's companion RUN-tools, so the run's
-board holds its answers alone). The model is answered with what the MCP tools answer, and the calls left."""
+"""The tools a turn of `harness run --tools N` may call before its answer: `evaluate(source)`, `profile(source)` and,
+on a GPU, `sanitize(source)` on the conversation's own problem, through the toolbox (stored under the run's
+companion RUN-tools, so the run's board holds its answers alone). The model is answered with what the MCP tools
+answer, and the calls left."""
 
 from __future__ import annotations
 
@@ -40,6 +41,19 @@ PROFILE = {
 }
 
 
+SANITIZE = {
+    "type": "function",
+    "function": {
+        "name": "sanitize",
+        "description": "NVIDIA's compute-sanitizer (memcheck: accesses out of bounds or misaligned) over one checked "
+                       "call of a candidate on this problem: the verdict, with the tool's error count and first lines "
+                       "under `sanitizer`; any error makes it runtime_error, as it would your final answer under "
+                       "--sanitize. Each call spends one of the turn's tool calls.",
+        "parameters": SOURCE,
+    },
+}
+
+
 class TurnTools:
     def __init__(self, toolbox: Toolbox):
         self.toolbox = toolbox
@@ -56,13 +70,17 @@ class TurnTools:
         return cls(Toolbox(serving, settings, Budget()))
 
     def schemas(self) -> list[dict]:
-        return [EVALUATE, PROFILE]
+        """evaluate and profile; sanitize too on a GPU (compute-sanitizer checks CUDA kernels)."""
+        return [EVALUATE, PROFILE, *([SANITIZE] if self.toolbox.target == "cuda" else [])]
 
     async def call(self, problem: Problem, name: str, arguments: str, left: int) -> tuple[str, bool]:
         try:
-            tool = {"evaluate": self.toolbox.evaluate_problem, "profile": self.toolbox.profile_problem}.get(name)
+            offered = {schema["function"]["name"] for schema in self.schemas()}
+            tool = {"evaluate": self.toolbox.evaluate_problem, "profile": self.toolbox.profile_problem,
+                    "sanitize": self.toolbox.sanitize_problem}.get(name) if name in offered else None
             if tool is None:
-                raise ToolError(f"there is no tool {name!r}; the tools are evaluate(source) and profile(source)")
+                raise ToolError(f"there is no tool {name!r}; the tools are "
+                                + ", ".join(f"{tool}(source)" for tool in sorted(offered)))
             try:
                 source = json.loads(arguments or "{}")["source"]
             except (json.JSONDecodeError, KeyError, TypeError):

@@ -77,6 +77,8 @@ def eval_main(spec: WorkerSpec, remote: Remote, freezer: Freezer, judge_start: d
             with evaluation.turns.on_device(alone=False):
                 evaluation.setup()
                 evaluation.check()
+                if spec.instrumented:  # a tool's run: its checked calls are all it is for
+                    return evaluation.checked()
                 evaluation.profile()
             with evaluation.turns.on_device(alone=True):
                 evaluation.time()
@@ -144,7 +146,8 @@ class Evaluation(Checking):
         self.remote.setup(dict(problem_path=self.spec.problem_path, problem_source=self.spec.problem_source,
                                build_dir=self.spec.build_dir,
                                target=self.spec.target, dtype=self.spec.dtype, init_seed=self.seed("init"),
-                               scratch=self.spec.runner_scratch, training=self.spec.training))
+                               scratch=self.spec.runner_scratch, training=self.spec.training),
+                          device_outbox=not self.spec.instrumented)  # a tool's run: fewer driver features
         # The problem as written always runs; whether its float64 truth fits beside it is estimated only for a
         # problem that declares its memory (MEMORY_GB: above 24 GB), as the estimate costs the judge torch's meta
         # kernels (0.9 s of CPU the first time); elsewhere a truth that fails is a note.
@@ -258,6 +261,11 @@ class Evaluation(Checking):
         return WorkerReport(status="correct", check=check, runtime=self.timings["candidate"],
                             ref_runtime=self.timings["reference"], converged=self.converged, figures=self.figures(),
                             **self.observed(), **self.fields)
+
+    def checked(self) -> WorkerReport:
+        """An instrumented run's report: its checked calls passed; nothing was timed."""
+        check = self.check_result("correct", f"{self.trials_run} trial{'s' * (self.trials_run != 1)} checked")
+        return WorkerReport(status="correct", check=check, figures=self.figures(), **self.observed(), **self.fields)
 
     def figures(self) -> Figures:
         """The stages' seconds; once the timing is done, all else that was measured: the parts, the starts of both

@@ -131,11 +131,11 @@ class Remote:
             times.append(ms)
         return times
 
-    def setup(self, spec: dict) -> None:
+    def setup(self, spec: dict, device_outbox: bool = True) -> None:
         """Tell the runner what to load (Setup's fields but the outbox); on a GPU whose driver can lend memory, its
-        outputs cross device to device (channel.py)."""
+        outputs cross device to device (channel.py), unless `device_outbox` is off."""
         ordinal = self.device.index or 0
-        crosses = self.device.type == "cuda" and device_share.supported(ordinal)
+        crosses = device_outbox and self.device.type == "cuda" and device_share.supported(ordinal)
         self.channel.send(messages.Setup(**spec, device_outbox=ordinal if crosses else None).wire())
 
     def constructed(self) -> list:

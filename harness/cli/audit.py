@@ -13,6 +13,7 @@ from harness.cli.options import settings_from
 from harness.cli.progress import ConsoleEvents
 from harness.device import discover
 from harness.errors import HarnessFailed
+from harness.eval import sanitize
 from harness.eval.audit import Answer, read_answer_dir, read_answers, verdict_reason
 from harness.eval.candidate import candidate_from_source
 from harness.eval.evaluation import Job
@@ -52,6 +53,7 @@ def cmd_audit(args) -> int:
     answers = (read_answer_dir(args.answers, problem_root(args)) if args.answers.is_dir() else  # AnswersError: exit 2
                read_answers(args.answers, problem_root(args), settings.results_dir / "audit-problems"))
     device = discover(args.target)
+    sanitize.require(settings.sanitize, device.target)  # before anything is stored
     unusable = screen([a.problem for a in answers], device.target, settings.results_dir / "gate")
     for pid, why in unusable.items():
         err.print(f"[yellow]excluded[/] the answers to {escape(pid)}: {escape(' '.join(why))}", soft_wrap=True)

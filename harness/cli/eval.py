@@ -12,6 +12,7 @@ from harness.cli.problems import memory_filter
 from harness.cli.progress import ConsoleEvents
 from harness.device import discover
 from harness.errors import HarnessFailed
+from harness.eval import sanitize
 from harness.eval.build import log_excerpt
 from harness.eval.context import ProblemContext, contexts_for
 from harness.eval.pipeline import RunLabel, candidate_jobs, evaluate
@@ -45,6 +46,7 @@ def cmd_eval(args) -> int:
     jobs = candidate_jobs(problem, args.candidates)
     device = discover(args.target)
     settings = settings_from(args)
+    sanitize.require(settings.sanitize, device.target)  # before anything is stored
     unusable = screen([problem], device.target, settings.results_dir / "gate")  # only if it is not shipped
     if unusable:
         raise UsageError(f"{problem.path}: no answer can be judged against this problem: "

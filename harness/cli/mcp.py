@@ -10,6 +10,7 @@ from harness.agent.mcp_server import require_sdk, serve
 from harness.agent.toolbox import Serving, Toolbox
 from harness.cli.console import err, positive, problem_root
 from harness.cli.options import settings_from
+from harness.eval import sanitize
 from harness.types import BACKENDS
 
 DEFAULT_CALLS, DEFAULT_SECONDS = 20, 3600.0
@@ -45,6 +46,7 @@ def cmd_mcp(args) -> int:
     serving = Serving(target=args.target, problems_dir=problem_root(args), prompts_dir=args.prompts_dir,
                       backend=args.backend, run=args.run)
     toolbox = Toolbox(serving, settings, Budget(calls=args.budget_calls, seconds=args.budget_s))
+    sanitize.require(settings.sanitize, toolbox.target)  # every evaluation it serves would be sanitized
     where = "stdio" if args.transport == "stdio" else f"http://{args.host}:{args.port}/mcp"
     err.print(f"[dim]harness mcp: {len(toolbox.problems)} {toolbox.target} problems over {where}; budget "
               f"{args.budget_calls} calls, {args.budget_s:g} s; results in {settings.db}, run {toolbox.run}[/]")

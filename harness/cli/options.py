@@ -101,6 +101,11 @@ def eval_options(select: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add("--atol", type=float, metavar="A", help="absolute tolerance of the check (default: the dtype's 1e-4 or "
         "1e-2, a problem's own, or the preset's)")
     add("--rtol", type=float, metavar="R", help="relative tolerance of the check (default as --atol)")
+    add("--sanitize", action="store_const", const="memcheck",
+        help="also run NVIDIA's compute-sanitizer memcheck over one checked call of each candidate whose outputs were "
+             "judged; an access out of bounds or misaligned makes the verdict runtime_error even where the outputs "
+             "matched (cuda target; the candidate's set-up and one call run again, under the tool; racecheck: "
+             "HARNESS_SANITIZE=racecheck)")
     add("--min-coverage", type=float, metavar="SHARE",
         help="the share of a forward's measured work (0-1) the candidate's own kernels must do; below it a correct "
              "result is flagged low_coverage and not counted (default 0.5; a problem's MIN_COVERAGE replaces it)")
@@ -144,5 +149,5 @@ def settings_from(args: argparse.Namespace) -> Settings:
                          max_speedup=flag("max_speedup"), min_coverage=flag("min_coverage"),
                          compile_baselines=flag("compile_baselines"),
                          contention_wait_s=flag("contention_wait"), sandbox=flag("sandbox"), dtype=args.dtype,
-                         check=flag("check"), atol=flag("atol"), rtol=flag("rtol"),
+                         check=flag("check"), atol=flag("atol"), rtol=flag("rtol"), sanitize=flag("sanitize"),
                          timing={"budget_s": flag("timing_budget")})

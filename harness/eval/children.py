@@ -8,7 +8,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import device_lock
@@ -40,23 +40,30 @@ class Observed:
     figures: Figures
     said: Said
     contention_flags: tuple[str, ...]
+    runner_code: int | None = None  # the runner's exit status (None: it had not ended when the judge was done)
+    runner_log: str = ""            # what it printed (a tool it ran under too)
+    renames: dict[str, str] = field(default_factory=dict)  # its directories' paths -> the names quoted for them
 
 
-def observe(ctx: JobContext, child: ReadyChild | None) -> Observed | EvalResult:
+def observe(ctx: JobContext, child: ReadyChild | None, instrumented: bool = False) -> Observed | EvalResult:
     """Evaluate a built candidate in `child` (started ahead of need) or a new one, discarded after: what it
-    observed, or the result of an evaluation that ended without a report to judge (a timeout, the judge's failure)."""
+    observed, or the result of an evaluation that ended without a report to judge (a timeout, the judge's failure).
+    `instrumented`: its runner runs under a tool (sanitize.py), for one checked call of the problem as written."""
     job, build, device, settings = ctx.job, ctx.build, ctx.batch.device, ctx.batch.settings
     child = child or ReadyChild(device, settings)
     child_age_s = time.monotonic() - child.started_at  # how long its processes had to start up
-    contention = gpu_load.check_for(device, settings.contention_wait_s)  # other processes on the GPU
+    # other processes on the GPU: what an instrumented run, which times nothing, need not wait for
+    contention = gpu_load.check_for(device, 0.0 if instrumented else settings.contention_wait_s)
     try:
         spec = WorkerSpec(problem_path=job.problem.path, problem_source=job.problem.source,
                           build_dir=build.directory, target=device.target,
-                          dtype=settings.dtype, seed=ctx.batch.seed, trials=settings.trials, atol=job.problem.atol,
-                          rtol=job.problem.rtol, workloads=job.problem.workloads, memory_gb=job.problem.memory_gb,
-                          training=job.problem.training,
+                          dtype=settings.dtype, seed=ctx.batch.seed, trials=1 if instrumented else settings.trials,
+                          atol=job.problem.atol, rtol=job.problem.rtol,
+                          workloads=job.problem.workloads[:1] if instrumented else job.problem.workloads,
+                          memory_gb=job.problem.memory_gb, training=job.problem.training,
                           check=settings.check_spec, also=job.also, timing=settings.timing.on(device.target),
-                          result_path=str(child.report), runner_scratch=str(child.runner_work))
+                          instrumented=instrumented, result_path=str(child.report),
+                          runner_scratch=str(child.runner_work))
         triton_cache.stage_in(settings.cache_dir, build.build_sha256, child.runner_work)  # kernels compiled before
         contention.before()  # waits (bounded) while another process computes on the GPU
         outcome = child.run(spec.model_dump_json(), settings.eval_timeout_s)
@@ -71,8 +78,9 @@ def observe(ctx: JobContext, child: ReadyChild | None) -> Observed | EvalResult:
                               error=f"evaluation {outcome.describe()} (--eval-timeout)\n"
                                     f"{masked(tail(log, 10))}".strip())
         report = read_report(child.report)
-        words = said(build.log or "", log, {build.directory or "": "<build>", str(child.runner_work): "<scratch>",
-                                            str(settings.cache_dir): "<cache>"})
+        renames = {build.directory or "": "<build>", str(child.runner_work): "<scratch>",
+                   str(settings.cache_dir): "<cache>"}
+        words = said(build.log or "", log, renames)
         exits = child.exits()
         if report is None:  # the judge runs no candidate code: its own failure
             judge_log = read_log(child.work / "eval.log")
@@ -89,7 +97,7 @@ def observe(ctx: JobContext, child: ReadyChild | None) -> Observed | EvalResult:
     figures = report.figures.add(stages=StageSeconds(eval_s=outcome.duration_s),
                                  process=exits.model_copy(update={"child_age_s": round(child_age_s, 3)}),
                                  contention=contention.figures)
-    return Observed(report, figures, words, contention.flags)
+    return Observed(report, figures, words, contention.flags, child.child.runner_code, log, renames)
 
 
 REPORT_LIMIT = 1 << 20  # a report is a few kilobytes
@@ -110,8 +118,11 @@ class ReadyChild:
     """An evaluation's judge and runner started ahead of need (process.EvalChild), each with a work directory of
     its own: the runner's inside the judge's, which the runner cannot write."""
 
-    def __init__(self, device: DeviceInfo, settings: Settings, warm_triton: bool = False):
-        """`warm_triton`: the runner makes Triton's driver while it starts (a batch with Triton candidates)."""
+    def __init__(self, device: DeviceInfo, settings: Settings, warm_triton: bool = False,
+                 runner_prefix: tuple[list[str], dict[str, str]] | None = None):
+        """`warm_triton`: the runner makes Triton's driver while it starts (a batch with Triton candidates);
+        `runner_prefix`: a tool's command line the runner runs behind, inside its sandbox, and what the tool needs in
+        the runner's environment (sanitize.py)."""
         self.started_at = time.monotonic()
         self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
         self.runner_work = self.work / "runner"
@@ -119,7 +130,8 @@ class ReadyChild:
         self.report = self.work / "report.json"  # where the judge writes its report
         sandbox = confinement(settings)
         gpu = device.target == "cuda"
-        runner_env = eval_env(device, self.runner_work) | ({WARM_TRITON_ENV: "1"} if warm_triton else {})
+        prefix, tool_env = runner_prefix or ([], {})
+        runner_env = eval_env(device, self.runner_work) | ({WARM_TRITON_ENV: "1"} if warm_triton else {}) | tool_env
         judge_env = eval_env(device, self.work)
         # the GPU's lock, the judge's alone: its check shares the device, its timing has it alone (device_lock.py)
         lock = device_lock.open_fds(device.index) if gpu and device.index is not None else ()
@@ -129,7 +141,8 @@ class ReadyChild:
         runner_policy = sandbox.policy(self.runner_work, gpu=gpu) if sandbox else None
         try:
             self.child = EvalChild(device.target, judge=(judge_env, self.work, judge_policy),
-                                   runner=(runner_env, self.runner_work, runner_policy), judge_fds=lock)
+                                   runner=(runner_env, self.runner_work, runner_policy), judge_fds=lock,
+                                   runner_prefix=tuple(prefix))
         finally:
             for fd in lock:  # the judge's copies are its own descriptions now
                 os.close(fd)

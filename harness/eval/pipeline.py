@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.config import Settings
 from harness.data import reference_solutions
 from harness.device import devices_like
-from harness.eval import confine
+from harness.eval import confine, sanitize
 from harness.eval.baseline import Listeners, device_peaks, measure_baselines
 from harness.eval.build import BUILD_PROTOCOL
 from harness.eval.build_cost import expected_build_cost
@@ -68,6 +68,7 @@ def evaluate(jobs: list[Job], *, device: DeviceInfo, settings: Settings, store: 
     """
     events = events or Events()
     confine.require(settings)
+    sanitize.require(settings.sanitize, device.target)
     if settings.executor == "ray":  # fail on a missing Ray or an unreachable cluster before doing anything
         from harness.eval.ray import connect
 
@@ -129,10 +130,18 @@ def settle(job: Job, device: DeviceInfo, settings: Settings, store: Store
     other = hit and hit[1].check and hit[1].check.other
     if not hit or job.also and hit[1].check and (other.name if other else None) != job.also.name:
         return job, None, None  # never evaluated under this check, or not beside the other check asked for
+    if settings.sanitize and not sanitized_with(hit[1], settings.sanitize):
+        return job, None, None  # the sanitizer asked for, and never run on it
     row_id, stored = hit
     served = stored.model_copy(update={"cached": True, "candidate_path": job.candidate.path,
                                        "problem_id": job.problem.id, "flags": merge_flags(job.flags, stored.flags)})
     return job, served, row_id
+
+
+def sanitized_with(stored: EvalResult, tool: str) -> bool:
+    """Whether a stored result holds `tool`'s findings, where it would have had them (its candidate ran)."""
+    ran = stored.status in ("correct", "incorrect") or stored.sanitizer is not None
+    return not ran or (stored.sanitizer is not None and stored.sanitizer.tool == tool)
 
 
 def run_pending(jobs: list[Job], device: DeviceInfo, settings: Settings, store: Store, *,

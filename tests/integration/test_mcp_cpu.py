@@ -45,6 +45,7 @@ async def session(results: str) -> dict:
             answers["shown"] = await client.call_tool("show_problem", {"problem": PROBLEM})
             answers["unknown"] = await client.call_tool("evaluate", {"problem": "cpu/relux", "source": LEAN_RELU})
             answers["fragment"] = await client.call_tool("evaluate", {"problem": PROBLEM, "source": "x = 1\n"})
+            answers["no_gpu"] = await client.call_tool("sanitize", {"problem": PROBLEM, "source": LEAN_RELU})
             for name, source in CANDIDATES.items():
                 answers[name] = await client.call_tool("evaluate", {"problem": PROBLEM, "source": source})
             answers["profiled"] = await client.call_tool("profile", {"problem": PROBLEM, "source": LEAN_RELU})
@@ -75,7 +76,8 @@ def by_eval(tmp_path_factory):
 
 def test_the_tools_are_listed_and_a_problem_is_shown_as_the_model_is_asked_it(answers):
     answers, _ = answers
-    assert {tool.name for tool in answers["tools"].tools} == {"list_problems", "show_problem", "evaluate", "profile"}
+    assert {tool.name for tool in answers["tools"].tools} == {"list_problems", "show_problem", "evaluate", "profile",
+                                                                "sanitize"}
     listed = json.loads(text(answers["listed"]))
     assert PROBLEM in {p["problem"] for p in listed["problems"]} and listed["target"] == "cpu"
     shown = json.loads(text(answers["shown"]))
@@ -131,6 +133,8 @@ def test_bad_calls_are_tool_errors_and_the_server_goes_on(answers):
     assert answers["unknown"].is_error and "unknown problem 'cpu/relux'" in text(answers["unknown"])
     assert "did you mean cpu/relu" in text(answers["unknown"])
     assert answers["fragment"].is_error and "defines no ModelNew" in text(answers["fragment"])
+    assert answers["no_gpu"].is_error and "sanitize cannot run here" in text(answers["no_gpu"])
+    assert "needs the cuda target" in text(answers["no_gpu"])  # refused before it spent a call
     assert answers["spent"].is_error and "4 calls are spent" in text(answers["spent"])
     after = json.loads(text(answers["after"]))
     assert after["budget"]["calls_used"] == 4 and after["budget"]["calls_left"] == 0
@@ -175,5 +179,5 @@ def test_the_same_tools_are_served_over_streamable_http(tmp_path):
     finally:
         server.terminate()
         server.wait(30)
-    assert tools == {"list_problems", "show_problem", "evaluate", "profile"}
+    assert tools == {"list_problems", "show_problem", "evaluate", "profile", "sanitize"}
     assert [p["problem"] for p in listed_problems["problems"]] == [PROBLEM]

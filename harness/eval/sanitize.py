@@ -1,0 +1,156 @@
+"""`--sanitize`: NVIDIA's compute-sanitizer over one checked call, as evidence beside the check. A candidate whose
+outputs were judged (correct or incorrect) is run once more in new children, its runner under `compute-sanitizer
+--tool memcheck` (or racecheck) inside its own sandbox (the tool reaches its target over a local port, which a
+sandbox's network namespace would cut between them), without PyTorch's caching allocator (an access past a tensor's
+end is then past its allocation, not inside a cached block): set-up and trial 0 on the problem as written, no
+poisoning, no coverage, no timing. Any error the tool reports makes the verdict a runtime_error that quotes its
+lines, even where the outputs matched.
+
+What decides is the tool's exit status, which the runner's sandbox hands the parent: ERROR_EXIT where it found
+errors, else the runner's own 0. A candidate can print lines like the tool's (they only add errors) or cut its log
+(it loses only the quotes); it cannot give the tool another status, and one that kills the tool gets a signal's
+status, which is no pass."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import InputError
+from harness.eval.children import ReadyChild, observe
+from harness.eval.job import JobContext
+from harness.types import HARNESS_ERROR, EvalResult, Sanitized
+
+TOOLS = ("memcheck", "racecheck")
+ERROR_EXIT = 86  # the tool's exit status where it found errors (--error-exitcode)
+PATH_ENV = "HARNESS_COMPUTE_SANITIZER"  # the compute-sanitizer to run (default: PATH's, else CUDA_HOME's)
+# the runner's environment under the tool: every tensor its own allocation, so its bounds are the allocation's
+RUNNER_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+DEFAULT_CUDA_HOME = "/usr/local/cuda"
+PREFIX = "========= "  # every line the tool prints starts so
+QUOTED_LINES = 24  # of the tool's report, in the verdict's message
+_SUMMARY = re.compile(r"^=+ ERROR SUMMARY: (\d+) errors?", re.MULTILINE)
+
+
+def sanitized(ctx: JobContext, result: EvalResult) -> EvalResult:
+    """`result` (correct or incorrect: its candidate ran) with the tool's evidence from a run of its own."""
+    settings = ctx.batch.settings
+    tool = settings.sanitize
+    assert tool is not None  # asked for
+    started = time.monotonic()
+    child = ReadyChild(ctx.batch.device, settings, runner_prefix=(runner_prefix(tool), RUNNER_ENV))
+    observed = observe(ctx, child, instrumented=True)
+    seconds = time.monotonic() - started
+    if isinstance(observed, EvalResult):  # it timed out, or the judge failed: no run to read
+        if observed.status == HARNESS_ERROR:
+            return observed
+        return result.model_copy(update={
+            "status": observed.status, "speedup": None, "sanitizer": Sanitized(tool=tool, seconds=round(seconds, 3)),
+            "error": f"the run under compute-sanitizer {tool}: {observed.error}"})
+    run = ToolRun(observed.runner_code, observed.runner_log, observed.report.status, observed.report.error)
+    return judged(result, tool, run, observed.renames, seconds)
+
+
+def executable() -> list[str] | None:
+    """The compute-sanitizer to run: $HARNESS_COMPUTE_SANITIZER (a command line), else PATH's, else the CUDA
+    toolkit's."""
+    if os.environ.get(PATH_ENV, "").strip():
+        return shlex.split(os.environ[PATH_ENV])
+    found = shutil.which("compute-sanitizer")
+    if found:
+        return [found]
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), DEFAULT_CUDA_HOME):
+        candidate = Path(home or "/nonexistent") / "bin" / "compute-sanitizer"
+        if candidate.is_file():
+            return [str(candidate)]
+    return None
+
+
+def require(tool: str | None, target: str) -> None:
+    """A clear error before anything runs, where --sanitize cannot be served."""
+    if tool is None:
+        return
+    if tool not in TOOLS:
+        raise InputError(f"--sanitize {tool}: the tools are {', '.join(TOOLS)}")
+    if target != "cuda":
+        raise InputError("--sanitize checks CUDA kernels: it needs the cuda target (a GPU); leave it off on the cpu "
+                         "target")
+    if executable() is None:
+        raise InputError("--sanitize needs NVIDIA's compute-sanitizer (part of the CUDA toolkit): put it on PATH, "
+                         f"set CUDA_HOME, or name it in {PATH_ENV}")
+
+
+def runner_prefix(tool: str) -> list[str]:
+    """The command line the runner's own goes behind, inside its sandbox."""
+    exe = executable()
+    if exe is None:
+        raise InputError(f"compute-sanitizer not found (PATH, CUDA_HOME, {PATH_ENV})")
+    return [*exe, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "10"]
+
+
+def findings(log: str, renames: dict[str, str]) -> tuple[int | None, tuple[str, ...]]:
+    """From the runner's log: the error count of the tool's last summary (None: no summary, the tool did not
+    finish) and the lines of its reports worth quoting (without its banner, summary and host backtraces), paths of
+    the build and scratch directories renamed."""
+    summaries = _SUMMARY.findall(log)
+    errors = int(summaries[-1]) if summaries else None
+    lines: list[str] = []
+    in_backtrace = False
+    for raw in log.splitlines():
+        if not raw.startswith(PREFIX.rstrip()):
+            continue
+        line = raw[len(PREFIX):].rstrip() if raw.startswith(PREFIX) else ""
+        if not line.strip() or line.startswith(("COMPUTE-SANITIZER", "ERROR SUMMARY", "Target application returned")):
+            in_backtrace = False
+            continue
+        if "Saved host backtrace" in line:
+            in_backtrace = True
+            continue
+        if in_backtrace and line.lstrip().startswith("Host Frame"):
+            continue
+        in_backtrace = False
+        for path, name in renames.items():
+            line = line.replace(path, name)
+        lines.append(line)
+    return errors, tuple(lines[:QUOTED_LINES])
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """What the parent read of one run under the tool."""
+
+    code: int | None  # the runner's exit status under the tool (None: it had not ended when the judge was done)
+    log: str  # the runner's log, the tool's lines among the candidate's
+    status: str  # what the judge reported of the run
+    error: str | None
+
+
+def judged(result: EvalResult, tool: str, run: ToolRun, renames: dict[str, str], seconds: float) -> EvalResult:
+    """The verdict with the tool's evidence."""
+    code, sanitized_status, sanitized_error = run.code, run.status, run.error
+    errors, lines = findings(run.log, renames)
+    record = Sanitized(tool=tool, errors=errors, exit_status=code, lines=lines, seconds=round(seconds, 3))
+    update: dict = {"sanitizer": record}
+    quoted = "\n".join(lines)
+    if code == ERROR_EXIT or (errors or 0) > 0:
+        count = f"{errors} error{'s' * (errors != 1)}" if errors else "errors"
+        matched = " (its outputs matched)" if result.status == "correct" else ""
+        update |= {"status": "runtime_error", "speedup": None,
+                   "error": f"compute-sanitizer {tool} found {count} in one checked call of the problem as written"
+                            f"{matched}:\n{quoted}" + (f"\n(the check: {result.error})" if result.error else "")}
+    elif sanitized_status == HARNESS_ERROR:
+        update |= {"status": HARNESS_ERROR, "speedup": None,
+                   "error": f"harness error: the sanitized run failed before the candidate's code ran: "
+                            f"{sanitized_error}"}
+    elif code != 0 or errors is None or sanitized_status not in ("correct", "incorrect"):
+        ended = "did not end" if code is None else f"ended with status {code}"
+        update |= {"status": "runtime_error", "speedup": None,
+                   "error": f"the candidate's run under compute-sanitizer {tool} {ended} without the tool's summary "
+                            f"or with a failure: {sanitized_error or 'no error reported'}"
+                            + (f"\n{quoted}" if quoted else "")}
+    return result.model_copy(update=update)
