@@ -1,5 +1,7 @@
 """harness/agent: the budget an agent spends, what its answers may tell of held-out workloads, and the calls that
 are refused before anything runs (the whole server through the mcp SDK: tests/integration/test_mcp_cpu.py)."""
+import asyncio
+import json
 import threading
 
 import pytest
@@ -7,6 +9,7 @@ import pytest
 from harness.agent.budget import Budget, BudgetSpent
 from harness.agent.profile import profile_record
 from harness.agent.toolbox import Serving, Toolbox, ToolError, agent_record
+from harness.agent.turn_tools import TurnTools
 from harness.config import load_settings
 from harness.eval.context import ProblemContext
 from harness.types import Baseline, Coverage, DeviceInfo, KernelTime, Peaks, Timing
@@ -97,6 +100,22 @@ def test_a_server_without_its_device_says_so_and_lists_still(monkeypatch):
     assert cuda.list_problems("level1/relu")["problems"]
     with pytest.raises(ToolError, match="cannot evaluate: --target cuda needs an NVIDIA GPU"):
         cuda.evaluate("level1/relu", LEAN_RELU)
+
+
+def test_sanitize_is_offered_on_a_gpu_alone_and_refused_elsewhere_before_any_budget_is_spent(toolbox):
+    """compute-sanitizer checks CUDA kernels: a cpu server refuses the MCP tool, and a run's turns are not offered it
+    (a call to it is answered that there is no such tool)."""
+    with pytest.raises(ToolError, match="sanitize cannot run here: --sanitize checks CUDA kernels"):
+        toolbox.sanitize("cpu/relu", LEAN_RELU)
+    with pytest.raises(ToolError, match="the tools are memcheck, racecheck"):
+        toolbox.sanitize("cpu/relu", LEAN_RELU, tool="initcheck")
+    assert toolbox.budget.record()["calls_used"] == 0
+    cuda = Toolbox(Serving(target="cuda"), load_settings(), Budget())
+    names = [[schema["function"]["name"] for schema in TurnTools(box).schemas()] for box in (toolbox, cuda)]
+    assert names == [["evaluate", "profile"], ["evaluate", "profile", "sanitize"]]
+    answer, refused = asyncio.run(TurnTools(toolbox).call(toolbox.problems["cpu/relu"], "sanitize",
+                                                          json.dumps({"source": LEAN_RELU}), 3))
+    assert refused and answer == "there is no tool 'sanitize'; the tools are evaluate(source), profile(source)"
 
 
 def test_a_profile_gives_each_kernel_s_share_and_the_rate_against_the_speed_of_light():
