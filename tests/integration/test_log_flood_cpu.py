@@ -10,6 +10,8 @@ from tests.escapes import HONEST
 
 FLOOD = '''import sys
 
+from torch.utils.cpp_extension import load_inline  # named: a build child imports it too (a source naming none has none)
+
 _line = "flood " * 174762 + "\\n"  # 1 MiB
 for _ in range(300):  # in the build child's import and again in the runner's
     sys.stdout.write(_line)
@@ -20,7 +22,7 @@ sys.stdout.flush()
 def test_a_flood_of_output_is_capped_everywhere_it_is_kept(tmp_path):
     settings = load_settings(results_dir=tmp_path / "results", timing={"budget_s": 0.2}, trials=1,
                              static_rules=False)
-    source = FLOOD + HONEST  # torch.relu beside a token Triton kernel: no C++ to build
+    source = FLOOD + HONEST  # torch.relu beside a token Triton kernel: no C++ built, but a build child
     [result] = Evaluator(target="cpu", settings=settings).evaluate([("cpu/relu", source)])
     assert result.status == "correct", result.error
     assert len(result.build.log) < LOG_LIMIT + 200 and "bytes of this log cut" in result.build.log

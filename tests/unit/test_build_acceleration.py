@@ -110,7 +110,8 @@ def test_off_makes_nothing_after_the_build(tmp_path, monkeypatch):
     monkeypatch.setattr(build_module, "trusted_keys", lambda: made.append("trusted") or [])
     monkeypatch.setattr(build_module, "run_child", lambda *a, **k: (Path(k["log_path"]).write_text(""),
                                                                     ChildOutcome(1, False, 0.0))[1])
-    build_module.build(candidate_from_source("x = 1\n"), CPU, tmp_path, BuildOptions(accelerate=False))
+    named = "from torch.utils.cpp_extension import load_inline\n"  # a source naming none has no build child
+    build_module.build(candidate_from_source(named + "x = 1\n"), CPU, tmp_path, BuildOptions(accelerate=False))
     assert made == []
-    build_module.build(candidate_from_source("x = 2\n"), CPU, tmp_path, BuildOptions(accelerate=True))
+    build_module.build(candidate_from_source(named + "x = 2\n"), CPU, tmp_path, BuildOptions(accelerate=True))
     assert made[0] == "trusted" and len(made) == 2  # the control
