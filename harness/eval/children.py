@@ -114,15 +114,23 @@ def read_report(path: Path) -> WorkerReport | None:
 
 
 
+@dataclass(frozen=True)
+class RunnerTool:
+    """A tool the runner runs under, inside its sandbox (sanitize.py): its command line, before the runner's own,
+    and what it needs in the runner's environment."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+
+
 class ReadyChild:
     """An evaluation's judge and runner started ahead of need (process.EvalChild), each with a work directory of
     its own: the runner's inside the judge's, which the runner cannot write."""
 
     def __init__(self, device: DeviceInfo, settings: Settings, warm_triton: bool = False,
-                 runner_prefix: tuple[list[str], dict[str, str]] | None = None):
+                 tool: RunnerTool | None = None):
         """`warm_triton`: the runner makes Triton's driver while it starts (a batch with Triton candidates);
-        `runner_prefix`: a tool's command line the runner runs behind, inside its sandbox, and what the tool needs in
-        the runner's environment (sanitize.py)."""
+        `tool`: what the runner runs under (sanitize.py)."""
         self.started_at = time.monotonic()
         self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
         self.runner_work = self.work / "runner"
@@ -130,8 +138,8 @@ class ReadyChild:
         self.report = self.work / "report.json"  # where the judge writes its report
         sandbox = confinement(settings)
         gpu = device.target == "cuda"
-        prefix, tool_env = runner_prefix or ([], {})
-        runner_env = eval_env(device, self.runner_work) | ({WARM_TRITON_ENV: "1"} if warm_triton else {}) | tool_env
+        tool = tool or RunnerTool(())
+        runner_env = eval_env(device, self.runner_work) | ({WARM_TRITON_ENV: "1"} if warm_triton else {}) | tool.env
         judge_env = eval_env(device, self.work)
         # the GPU's lock, the judge's alone: its check shares the device, its timing has it alone (device_lock.py)
         lock = device_lock.open_fds(device.index) if gpu and device.index is not None else ()
@@ -142,7 +150,7 @@ class ReadyChild:
         try:
             self.child = EvalChild(device.target, judge=(judge_env, self.work, judge_policy),
                                    runner=(runner_env, self.runner_work, runner_policy), judge_fds=lock,
-                                   runner_prefix=tuple(prefix))
+                                   runner_prefix=tool.argv)
         finally:
             for fd in lock:  # the judge's copies are its own descriptions now
                 os.close(fd)

@@ -13,7 +13,7 @@ from harness.eval.children import ReadyChild, observe
 from harness.eval.confine import confinement
 from harness.eval.job import Job, JobContext, result_for
 from harness.eval.plausibility import CONFIRMED, wants_fresh_baseline
-from harness.eval.sanitize import sanitized
+from harness.eval.sanitize import RAN, sanitized
 from harness.eval.verdict import verdict
 from harness.fastbuild.maker import MadeLater
 from harness.figures import StageSeconds
@@ -34,7 +34,7 @@ def evaluate_built(ctx: JobContext, child: ReadyChild | None = None) -> EvalResu
         again = evaluate_once(ctx, None)
         flagged = StageSeconds(flagged_eval_s=result.figures.stages.eval_s)
         result = again.model_copy(update={"figures": again.figures.add(stages=flagged)})
-    if ctx.batch.settings.sanitize and result.status in ("correct", "incorrect"):  # its candidate ran: the tool's turn
+    if ctx.batch.settings.sanitize and result.status in RAN:  # its candidate ran: the tool's turn
         result = sanitized(ctx, result)
     if ctx.batch.settings.sandbox == "off":  # the user's explicit choice, carried by the result
         result = result.model_copy(update={"flags": merge_flags(result.flags, (UNSANDBOXED,))})

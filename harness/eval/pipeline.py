@@ -140,7 +140,7 @@ def settle(job: Job, device: DeviceInfo, settings: Settings, store: Store
 
 def sanitized_with(stored: EvalResult, tool: str) -> bool:
     """Whether a stored result holds `tool`'s findings, where it would have had them (its candidate ran)."""
-    ran = stored.status in ("correct", "incorrect") or stored.sanitizer is not None
+    ran = stored.status in sanitize.RAN or stored.sanitizer is not None
     return not ran or (stored.sanitizer is not None and stored.sanitizer.tool == tool)
 
 

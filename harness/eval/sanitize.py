@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import InputError
-from harness.eval.children import ReadyChild, observe
+from harness.eval.children import ReadyChild, RunnerTool, observe
 from harness.eval.job import JobContext
 from harness.types import HARNESS_ERROR, EvalResult, Sanitized
 
 TOOLS = ("memcheck", "racecheck")
+RAN = ("correct", "incorrect")  # the verdicts of a candidate whose code ran: what the tool has something to check in
 ERROR_EXIT = 86  # the tool's exit status where it found errors (--error-exitcode)
 PATH_ENV = "HARNESS_COMPUTE_SANITIZER"  # the compute-sanitizer to run (default: PATH's, else CUDA_HOME's)
 # the runner's environment under the tool: every tensor its own allocation, so its bounds are the allocation's
@@ -43,7 +44,7 @@ def sanitized(ctx: JobContext, result: EvalResult) -> EvalResult:
     tool = settings.sanitize
     assert tool is not None  # asked for
     started = time.monotonic()
-    child = ReadyChild(ctx.batch.device, settings, runner_prefix=(runner_prefix(tool), RUNNER_ENV))
+    child = ReadyChild(ctx.batch.device, settings, tool=runner_tool(tool))
     observed = observe(ctx, child, instrumented=True)
     seconds = time.monotonic() - started
     if isinstance(observed, EvalResult):  # it timed out, or the judge failed: no run to read
@@ -85,12 +86,12 @@ def require(tool: str | None, target: str) -> None:
                          f"set CUDA_HOME, or name it in {PATH_ENV}")
 
 
-def runner_prefix(tool: str) -> list[str]:
-    """The command line the runner's own goes behind, inside its sandbox."""
+def runner_tool(tool: str) -> RunnerTool:
+    """compute-sanitizer's `tool`, as the runner runs under it inside its sandbox."""
     exe = executable()
     if exe is None:
         raise InputError(f"compute-sanitizer not found (PATH, CUDA_HOME, {PATH_ENV})")
-    return [*exe, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "10"]
+    return RunnerTool((*exe, "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "10"), RUNNER_ENV)
 
 
 def findings(log: str, renames: dict[str, str]) -> tuple[int | None, tuple[str, ...]]:
@@ -147,7 +148,7 @@ def judged(result: EvalResult, tool: str, run: ToolRun, renames: dict[str, str],
         update |= {"status": HARNESS_ERROR, "speedup": None,
                    "error": f"harness error: the sanitized run failed before the candidate's code ran: "
                             f"{sanitized_error}"}
-    elif code != 0 or errors is None or sanitized_status not in ("correct", "incorrect"):
+    elif code != 0 or errors is None or sanitized_status not in RAN:
         ended = "did not end" if code is None else f"ended with status {code}"
         update |= {"status": "runtime_error", "speedup": None,
                    "error": f"the candidate's run under compute-sanitizer {tool} {ended} without the tool's summary "

@@ -81,7 +81,7 @@ def test_sanitize_is_refused_where_it_cannot_run(monkeypatch):
         require("memcheck", "cuda")
     monkeypatch.setenv(sanitize.PATH_ENV, "/opt/cuda/bin/compute-sanitizer --check-api-memory-access yes")
     require("memcheck", "cuda")
-    assert sanitize.runner_prefix("racecheck")[:4] == ["/opt/cuda/bin/compute-sanitizer",
+    assert list(sanitize.runner_tool("racecheck").argv[:4]) == ["/opt/cuda/bin/compute-sanitizer",
                                                        "--check-api-memory-access", "yes", "--tool"]
 
 
