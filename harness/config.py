@@ -98,6 +98,9 @@ class Settings(Frozen):
     sanitize: Literal["memcheck", "racecheck"] | None = Field(
         default=None, description="Run NVIDIA's compute-sanitizer (this tool) over one checked call of every candidate "
         "whose outputs were judged; an error it finds makes the verdict runtime_error (cuda target; eval/sanitize.py)")
+    counters: bool = Field(default=False, description="Read NVIDIA Nsight Compute's counters over one checked call "
+                           "of every candidate whose outputs were judged (the agents' profile tool asks for them; cuda "
+                           "target with ncu; eval/counters.py); they never change a verdict")
     static_rules: bool = Field(default=True, description="Apply the static integrity rules; off only to test "
                                                          "the runtime defenses on their own")
     problems_dir: Path | None = Field(default=None, description="Problem root (None: the problem set shipped "

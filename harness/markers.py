@@ -30,3 +30,6 @@ NO_GPU_HINT = (
 # Set for an evaluation child's runner started ahead of need in a batch with Triton candidates (on a GPU): it makes
 # Triton's driver module before the candidate arrives (child/triton_jit.warm_driver)
 WARM_TRITON_ENV = "HARNESS_WARM_TRITON"
+# Set for the runner of a run under Nsight Compute (eval/counters.py): its first checked call runs once unprofiled
+# (compiles, autotuning, caches) and then again between cudaProfilerStart and Stop, the kernels ncu measures
+PROFILED_CALL_ENV = "HARNESS_PROFILED_CALL"

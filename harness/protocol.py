@@ -9,8 +9,9 @@ from typing import Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from harness.checks import CheckSpec
+from harness.evidence import Coverage
 from harness.figures import Figures
-from harness.types import CheckResult, Coverage, Frozen, Status, Target, Timing, TimingSettings
+from harness.types import CheckResult, Frozen, Status, Target, Timing, TimingSettings
 from harness.workloads import DEFAULT, Workload, WorkloadResult
 
 

@@ -12,6 +12,7 @@ from typing import Final, Literal
 from pydantic import ConfigDict, Field
 
 from harness.checks import CheckResult, CheckSpec
+from harness.evidence import Counters, Coverage, Sanitized
 from harness.figures import Figures
 from harness.flags import counts
 from harness.records import Frozen
@@ -134,62 +135,6 @@ class Timing(Frozen):
                                              "call's backward (the rest of the call)")
 
 
-class KernelTime(Frozen):
-    """Time one kernel or operator took in the profiled forward (child/coverage.py)."""
-
-    name: str = Field(description="The candidate's kernel (cuda) or extension function (cpu), or PyTorch's operator")
-    owner: Literal["candidate", "pytorch", "other"] = Field(description="Whose work it is (other: a kernel launched "
-                                                                  "by neither, such as torch.compile's)")
-    ms: float = Field(description="Device time (cuda) or wall time (cpu), milliseconds")
-
-
-class Coverage(Frozen):
-    """How much of one profiled forward's work the candidate's own code did (child/coverage.py)."""
-
-    share: float | None = Field(description="candidate / (candidate + PyTorch + other) time, 0-1; None when none "
-                                            "did measurable work")
-    candidate_ms: float = Field(description="Time in the candidate's own kernels or extension functions")
-    pytorch_ms: float = Field(description="Time in PyTorch's operators, wherever they were called from")
-    other_ms: float = Field(default=0.0, description="Time in work neither PyTorch's operators nor the "
-                            "candidate's own code did: torch.compile's generated kernels (on the CPU, the code it "
-                            "generated), a CUDA graph replayed through PyTorch")
-    calls: int = Field(description="Calls into the candidate's extension functions (and Triton launches)")
-    triton_launches: int = Field(default=0, description="Of those, launches of Triton kernels")
-    top: tuple[KernelTime, ...] = Field(default=(), description="The kernels and operators that took longest")
-    backward: Coverage | None = Field(default=None, description="A training problem's backward, measured apart "
-                                      "(the fields above cover forward and backward together)")
-
-    @property
-    def percent(self) -> str:
-        return "-" if self.share is None else f"{100 * self.share:.0f}%"
-
-    def feedback(self) -> str:
-        """For the model: how much its own kernels did, and what did the rest."""
-        if not self.calls:
-            return "none of your extension's functions ran in forward: PyTorch did all the work"
-        rest = [k for k in self.top if k.owner != "candidate"]
-        text = f"your kernels did {self.percent} of the measured work"
-        if rest and self.pytorch_ms + self.other_ms > 0:
-            total = self.candidate_ms + self.pytorch_ms + self.other_ms
-            who = "PyTorch and the kernels torch.compile generated" if self.other_ms > 0 else "PyTorch"
-            text += f"; {who} did the rest: " + ", ".join(
-                f"{k.name} {100 * k.ms / total:.0f}%" for k in rest[:3])
-        return text
-
-
-class Sanitized(Frozen):
-    """What NVIDIA's compute-sanitizer found over one checked call of the candidate (`--sanitize`: eval/sanitize.py)."""
-
-    tool: str = Field(description="memcheck or racecheck")
-    errors: int | None = Field(default=None, description="Errors in the tool's summary; None: it gave none (it did "
-                                                         "not finish)")
-    exit_status: int | None = Field(default=None, description="The candidate's process's exit status under the tool "
-                                                              "(its error status where it found errors)")
-    lines: tuple[str, ...] = Field(default=(), description="The first lines of its reports (what, where, which "
-                                                           "thread), paths renamed")
-    seconds: float = Field(default=0.0, description="The sanitized run's wall time, its children's start included")
-
-
 class EvalResult(Frozen):
     """One candidate evaluated on one problem: the unit that is stored and reported."""
 
@@ -225,6 +170,8 @@ class EvalResult(Frozen):
     workloads: tuple[WorkloadResult, ...] = Field(default=(), description="Per workload: its verdict, errors and "
                                                   "timed speedup (empty for results that never ran)")
     sanitizer: Sanitized | None = Field(default=None, description="compute-sanitizer's findings (--sanitize), or None")
+    counters: Counters | None = Field(default=None, description="Nsight Compute's counters per kernel of one checked "
+                                      "call (the agents' profile tool, on a GPU with ncu), or None")
     check_spec: CheckSpec = Field(default_factory=CheckSpec, description="The check that judged it")
     figures: Figures = Field(default_factory=Figures, alias="stages", description="Where its seconds went, its "
                              "processes, the load beside it, what its flags were decided from (JSON: `stages`, flat)")
@@ -278,6 +225,7 @@ class EvalResult(Frozen):
             "check": self.check_spec.name,
             "workloads": [w.record() for w in self.workloads],
             "sanitizer": self.sanitizer.model_dump() if self.sanitizer else None,
+            "counters": self.counters.model_dump() if self.counters else None,
         }
 
 

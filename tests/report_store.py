@@ -9,16 +9,9 @@ import hashlib
 from pathlib import Path
 
 from harness.completions import Completion, CompletionRequest, Usage
+from harness.evidence import Coverage, KernelTime
 from harness.store import Store, TurnKey
-from harness.types import (
-    BuildResult,
-    Candidate,
-    CheckResult,
-    Coverage,
-    EvalResult,
-    KernelTime,
-    Timing,
-)
+from harness.types import BuildResult, Candidate, CheckResult, EvalResult, Timing
 
 DEVICE = "NVIDIA H100 80GB HBM3"
 MODEL_RUN, OTHER_RUN, EVAL_RUN = "gpt-x <multi>", "small-model", "eval"

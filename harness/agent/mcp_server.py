@@ -68,8 +68,10 @@ def server(toolbox: Toolbox):
 
     @mcp.tool(description="Where a candidate's time goes: its kernels and PyTorch's operators with their times and "
                           "shares of one profiled forward, its time against the reference, and the rate it reaches "
-                          "(GB/s, TFLOP/s) against the problem's speed of light. Evaluates the candidate as "
-                          "evaluate does (a source evaluated before is served from the store); spends one call.")
+                          "(GB/s, TFLOP/s) against the problem's speed of light; on a GPU with Nsight Compute, per "
+                          "kernel its duration, DRAM bytes, compute and memory throughput (% of peak), occupancy "
+                          "and registers. Evaluates the candidate as evaluate does (a source evaluated before is "
+                          "served from the store); spends one call.")
     def profile(problem: str, source: str) -> dict:
         return served(toolbox.profile)(problem=problem, source=source)
 

@@ -1,11 +1,14 @@
 """What the `profile` tool answers: where a candidate's time goes, from the evaluation's one profiled forward
 (child/coverage.py: its kernels and PyTorch's operators, timed on the device or the cores) and its timing against
 the problem's minimal bytes and FLOPs. Nothing runs again for it: a source evaluated before is served from the
-store. NVIDIA Nsight Compute's per-kernel metrics are not measured yet."""
+store. On a GPU with NVIDIA Nsight Compute (ncu), a short metric set per kernel of one checked call
+(eval/counters.py), read once and stored with the evaluation."""
 
 from __future__ import annotations
 
 from harness.eval.context import ProblemContext
+from harness.eval.counters import PATH_ENV
+from harness.eval.sanitize import RAN
 from harness.types import EvalResult
 
 
@@ -32,5 +35,17 @@ def profile_record(result: EvalResult, context: ProblemContext) -> dict:
             else None,
             "achieved_tflops": round(eager.flops / seconds / 1e12, 4) if eager and eager.flops and seconds else None,
             "sol_ms": context.sol_ms, "sol_fraction": context.sol_fraction(runtime)},
-        "ncu": None, "ncu_note": "per-kernel Nsight Compute metrics are not measured yet",
+        "ncu": ncu_record(result),
     }
+
+
+def ncu_record(result: EvalResult) -> dict:
+    """Nsight Compute's kernels, or why there are none."""
+    counters = result.counters
+    if counters is None:
+        why = ("the cpu target has no Nsight Compute" if result.target == "cpu" else
+               f"ncu was not found (PATH, CUDA_HOME, {PATH_ENV})" if result.status in RAN
+               else "the candidate's code never ran to a judged output")
+        return {"kernels": [], "note": why}
+    return {"kernels": [k.model_dump() for k in counters.kernels], "launches": counters.launches,
+            "note": counters.error, "seconds": counters.seconds}

@@ -16,7 +16,7 @@ from harness.agent.profile import profile_record
 from harness.config import Settings
 from harness.device import discover, visible_gpus
 from harness.errors import InputError
-from harness.eval import sanitize
+from harness.eval import counters, sanitize
 from harness.eval.candidate import candidate_from_source, precheck
 from harness.eval.context import ProblemContext, contexts_for
 from harness.eval.evaluation import Job
@@ -95,11 +95,14 @@ class Toolbox:
 
     def profile(self, problem: str, source: str) -> dict:
         """Where a candidate's time goes: its kernels and PyTorch's operators with their times and shares in one
-        profiled forward, and the rate it reaches against the speed of light (profile.py)."""
+        profiled forward, the rate it reaches against the speed of light, and on a GPU with ncu its counters per kernel
+        (profile.py)."""
         return self.profile_problem(self._problem(problem), source, self.budget)
 
     def profile_problem(self, problem: Problem, source: str, budget: Budget) -> dict:
-        result, context = self._evaluated(problem, source, budget)
+        # on a GPU with ncu, its counters too: read once, then stored with the evaluation
+        ncu = counters.available(self.device().target)
+        result, context = self._evaluated(problem, source, budget, self.settings.model_copy(update={"counters": ncu}))
         return {**profile_record(result, context), "run": self.run, "budget": budget.record()}
 
     def sanitize(self, problem: str, source: str, tool: str = "memcheck") -> dict:
@@ -129,7 +132,7 @@ class Toolbox:
     def _evaluated(self, problem: Problem, source: str, budget: Budget,
                    settings: Settings | None = None) -> tuple[EvalResult, ProblemContext]:
         """The candidate evaluated as `harness eval` does (served from the store if it was before), and what its
-        problem is compared against; `settings`: the toolbox's, but where a tool asks for more (the sanitizer)."""
+        problem is compared against; `settings`: the toolbox's, but where a tool asks for more (the sanitizer, ncu)."""
         candidate = candidate_from_source(self._source(source))
         device = self.device()
         settings = settings or self.settings

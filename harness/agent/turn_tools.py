@@ -34,8 +34,10 @@ PROFILE = {
     "function": {
         "name": "profile",
         "description": "Where a candidate's time goes on this problem: its kernels and PyTorch's operators with their "
-                       "times and shares of one profiled forward, and the rate it reaches against the speed of "
-                       "light. Each call spends one of the turn's tool calls.",
+                       "times and shares of one profiled forward, the rate it reaches against the speed of light, "
+                       "and on a GPU with Nsight Compute per kernel its duration, DRAM bytes, compute and memory "
+                       "throughput (% of peak), occupancy and registers. Each call spends one of the turn's tool "
+                       "calls.",
         "parameters": SOURCE,
     },
 }

@@ -35,7 +35,7 @@ from typing import Literal
 import torch
 import torch.profiler
 
-from harness.types import Coverage, KernelTime
+from harness.evidence import Coverage, KernelTime
 
 CANDIDATE = "candidate::"
 FORWARD = "harness::forward"

@@ -46,6 +46,7 @@ from harness.child.timing import Side, time_interleaved
 from harness.child.training import parameter_shapes
 from harness.child.workload import Instance
 from harness.device_lock import DeviceLock
+from harness.evidence import Coverage
 from harness.figures import (
     CheckParts,
     Contention,
@@ -58,7 +59,7 @@ from harness.figures import (
 from harness.freeze import Freezer
 from harness.process import write_atomic
 from harness.protocol import WorkerReport, WorkerSpec
-from harness.types import HARNESS_ERROR, Coverage
+from harness.types import HARNESS_ERROR
 from harness.workloads import DEFAULT
 
 _clock_ns = time.perf_counter_ns

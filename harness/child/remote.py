@@ -23,7 +23,8 @@ from harness.child import runner_protocol as messages
 from harness.child.channel import Channel, ChannelClosed, ChannelError
 from harness.child.common import EvalFailure
 from harness.child.timing import Sample
-from harness.types import HARNESS_ERROR, Coverage, Status
+from harness.evidence import Coverage
+from harness.types import HARNESS_ERROR, Status
 
 CANDIDATE_STATUSES = {"runtime_error", "compile_error", "incorrect", "rejected"}
 JIT_STAGES = ("compile", "autotune")

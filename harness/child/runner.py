@@ -14,7 +14,7 @@ import contextlib
 import os
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -43,9 +43,10 @@ from harness.child.loader import import_candidate, install_extension_loader, loa
 from harness.child.training import forward_backward, leaves, parameter_shapes, upstream
 from harness.child.triton_jit import JitClock, warm_driver
 from harness.child.workload import Instance, same_init
-from harness.markers import CANDIDATE_FILE, UNIMPORTED_FILE, WARM_TRITON_ENV
+from harness.evidence import Coverage
+from harness.markers import CANDIDATE_FILE, PROFILED_CALL_ENV, UNIMPORTED_FILE, WARM_TRITON_ENV
 from harness.protocol import uses_triton
-from harness.types import HARNESS_ERROR, Coverage
+from harness.types import HARNESS_ERROR
 
 
 class Runner:
@@ -56,6 +57,7 @@ class Runner:
         self.kept: tuple[object, object] | None = None  # a checked call's output and its copy taken on return
         self.last: object = None  # the last timed call's output (for `output`)
         self.called = False   # whether a checked call has returned
+        self.profiled_call = bool(os.environ.get(PROFILED_CALL_ENV))  # run under Nsight Compute (eval/counters.py)
 
     def reply(self, reply: messages.Reply, value: object = None) -> None:
         self.channel.send(reply.wire(), value=value)
@@ -130,10 +132,14 @@ class Runner:
             return forward_backward(self.candidate, args, seed=seed, what=what).flat()
         return self.candidate(*args)
 
+    def own_copy(self, inputs: list) -> list:
+        """The inputs a call gets: copies, or on a training problem leaves that gather their gradients."""
+        return leaves(inputs) if self.training else [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
     def call(self, request: messages.Call) -> None:
         what = request.what
         inputs = self.inputs(request.seed)
-        mine = leaves(inputs) if self.training else [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        mine = self.own_copy(inputs)
         if request.poison:
             self.poison()
             if self.device.type == "cuda":  # the poisoning claimed all free memory for a moment: not what it holds
@@ -141,8 +147,13 @@ class Runner:
         first = not self.called  # its set-up and first call are what feedback quotes of its output
         with failing_as(f"ModelNew.{'forward or backward' if self.training else 'forward'} failed ({what})"):
             with Watch("in forward", self.answer) if first else contextlib.nullcontext():
-                out = self.forward(mine, request.seed, what)
-                self.sync()
+                profiled = first and self.profiled_call
+                if profiled:  # its compiles, autotuning and caches happen before the profiled range
+                    self.forward(self.own_copy(inputs), request.seed, what)
+                    self.sync()
+                with profiled_range(self.device) if profiled else contextlib.nullcontext():
+                    out = self.forward(mine, request.seed, what)
+                    self.sync()
         if first:
             self.called = True
             first_call_done()
@@ -263,6 +274,19 @@ class Runner:
             Runner.SERVES[type(request)](self, request)
             if type(request) is messages.End:
                 return
+
+
+@contextlib.contextmanager
+def profiled_range(device: torch.device) -> Iterator[None]:
+    """The range a profiler started with its profiling off (ncu --profile-from-start off) measures."""
+    if device.type != "cuda":
+        yield
+        return
+    torch.cuda.profiler.start()
+    try:
+        yield
+    finally:
+        torch.cuda.profiler.stop()
 
 
 def warm_up(target: str) -> dict:

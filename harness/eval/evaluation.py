@@ -11,6 +11,7 @@ from harness.eval.baseline import measured_again
 from harness.eval.build import BuildOptions, build, build_sha256
 from harness.eval.children import ReadyChild, observe
 from harness.eval.confine import confinement
+from harness.eval.counters import counted
 from harness.eval.job import Job, JobContext, result_for
 from harness.eval.plausibility import CONFIRMED, wants_fresh_baseline
 from harness.eval.sanitize import RAN, sanitized
@@ -28,7 +29,8 @@ def evaluate_built(ctx: JobContext, child: ReadyChild | None = None) -> EvalResu
     A result flagged on one evaluation's clocks alone (a slowed reference, hidden work, a disputed timing:
     plausibility.CONFIRMED) is evaluated once more, in new children, before the candidate is blamed: a neighbour the
     counters cannot see, or a process that came out slow, marks one evaluation, while a candidate that causes the flag
-    causes it again. The second verdict stands. With --sanitize, compute-sanitizer's run comes after (sanitize.py)."""
+    causes it again. The second verdict stands. With --sanitize, compute-sanitizer's run comes after (sanitize.py),
+    and where counters are asked for, ncu's (counters.py)."""
     result = evaluate_once(ctx, child)
     if CONFIRMED & set(result.flags):
         again = evaluate_once(ctx, None)
@@ -36,6 +38,8 @@ def evaluate_built(ctx: JobContext, child: ReadyChild | None = None) -> EvalResu
         result = again.model_copy(update={"figures": again.figures.add(stages=flagged)})
     if ctx.batch.settings.sanitize and result.status in RAN:  # its candidate ran: the tool's turn
         result = sanitized(ctx, result)
+    if ctx.batch.settings.counters and result.status in RAN:
+        result = counted(ctx, result)
     if ctx.batch.settings.sandbox == "off":  # the user's explicit choice, carried by the result
         result = result.model_copy(update={"flags": merge_flags(result.flags, (UNSANDBOXED,))})
     return result

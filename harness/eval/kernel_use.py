@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.evidence import Coverage
 from harness.flags import INTERPRETED, LOW_BACKWARD_COVERAGE, LOW_COVERAGE, NO_KERNEL_RAN
-from harness.types import Coverage, Target
+from harness.types import Target
 
 
 @dataclass(frozen=True)

@@ -130,12 +130,20 @@ def settle(job: Job, device: DeviceInfo, settings: Settings, store: Store
     other = hit and hit[1].check and hit[1].check.other
     if not hit or job.also and hit[1].check and (other.name if other else None) != job.also.name:
         return job, None, None  # never evaluated under this check, or not beside the other check asked for
-    if settings.sanitize and not sanitized_with(hit[1], settings.sanitize):
-        return job, None, None  # the sanitizer asked for, and never run on it
+    if not servable(hit[1], settings):
+        return job, None, None  # the sanitizer or ncu asked for, and never run on it
     row_id, stored = hit
     served = stored.model_copy(update={"cached": True, "candidate_path": job.candidate.path,
                                        "problem_id": job.problem.id, "flags": merge_flags(job.flags, stored.flags)})
     return job, served, row_id
+
+
+def servable(stored: EvalResult, settings: Settings) -> bool:
+    """Whether a stored result answers as a new evaluation under `settings` would: with the sanitizer's findings and
+    ncu's counters where they are asked for and its candidate ran."""
+    if settings.sanitize and not sanitized_with(stored, settings.sanitize):
+        return False
+    return not (settings.counters and stored.status in sanitize.RAN and stored.counters is None)
 
 
 def sanitized_with(stored: EvalResult, tool: str) -> bool:

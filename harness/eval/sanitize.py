@@ -24,7 +24,8 @@ from pathlib import Path
 from harness.errors import InputError
 from harness.eval.children import ReadyChild, RunnerTool, observe
 from harness.eval.job import JobContext
-from harness.types import HARNESS_ERROR, EvalResult, Sanitized
+from harness.evidence import Sanitized
+from harness.types import HARNESS_ERROR, EvalResult
 
 TOOLS = ("memcheck", "racecheck")
 RAN = ("correct", "incorrect")  # the verdicts of a candidate whose code ran: what the tool has something to check in
@@ -35,7 +36,10 @@ RUNNER_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
 DEFAULT_CUDA_HOME = "/usr/local/cuda"
 PREFIX = "========= "  # every line the tool prints starts so
 QUOTED_LINES = 24  # of the tool's report, in the verdict's message
-_SUMMARY = re.compile(r"^=+ ERROR SUMMARY: (\d+) errors?", re.MULTILINE)
+# memcheck's summary counts its errors; racecheck's counts hazards, of which those it is sure of are errors
+_SUMMARY = re.compile(r"^=+ (?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: \d+ hazards? displayed "
+                      r"\((\d+) errors?, \d+ warnings?\))", re.MULTILINE)
+_SUMMARY_LINES = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "Target application returned")
 
 
 def sanitized(ctx: JobContext, result: EvalResult) -> EvalResult:
@@ -99,14 +103,14 @@ def findings(log: str, renames: dict[str, str]) -> tuple[int | None, tuple[str, 
     finish) and the lines of its reports worth quoting (without its banner, summary and host backtraces), paths of
     the build and scratch directories renamed."""
     summaries = _SUMMARY.findall(log)
-    errors = int(summaries[-1]) if summaries else None
+    errors = int("".join(summaries[-1])) if summaries else None
     lines: list[str] = []
     in_backtrace = False
     for raw in log.splitlines():
         if not raw.startswith(PREFIX.rstrip()):
             continue
         line = raw[len(PREFIX):].rstrip() if raw.startswith(PREFIX) else ""
-        if not line.strip() or line.startswith(("COMPUTE-SANITIZER", "ERROR SUMMARY", "Target application returned")):
+        if not line.strip() or line.startswith(_SUMMARY_LINES):
             in_backtrace = False
             continue
         if "Saved host backtrace" in line:

@@ -12,7 +12,8 @@ from harness.agent.toolbox import Serving, Toolbox, ToolError, agent_record
 from harness.agent.turn_tools import TurnTools
 from harness.config import load_settings
 from harness.eval.context import ProblemContext
-from harness.types import Baseline, Coverage, DeviceInfo, KernelTime, Peaks, Timing
+from harness.evidence import Counters, Coverage, KernelCounters, KernelTime
+from harness.types import Baseline, DeviceInfo, Peaks, Timing
 from harness.workloads import WorkloadResult
 from tests.conftest import LEAN_RELU, eval_result
 
@@ -133,4 +134,10 @@ def test_a_profile_gives_each_kernel_s_share_and_the_rate_against_the_speed_of_l
     assert (light["achieved_gbs"], light["achieved_tflops"]) == (2000.0, 1.0)  # 4 GB and 2 GFLOP in 2 ms
     assert light["sol_ms"] == pytest.approx(1.0) and light["sol_fraction"] == pytest.approx(0.5)  # 4 GB at 4 TB/s
     bare = profile_record(eval_result(), ProblemContext())
-    assert bare["kernels"] == [] and bare["speed_of_light"]["achieved_gbs"] is None and bare["ncu"] is None
+    assert bare["kernels"] == [] and bare["speed_of_light"]["achieved_gbs"] is None
+    assert bare["ncu"] == {"kernels": [], "note": "ncu was not found (PATH, CUDA_HOME, HARNESS_NCU)"}
+    counted = Counters(kernels=(KernelCounters(name="relu_kernel", duration_us=41.9, registers=32),), launches=3,
+                       seconds=9.5)
+    ncu = profile_record(eval_result().model_copy(update={"counters": counted}), ProblemContext())["ncu"]
+    assert (ncu["kernels"][0]["name"], ncu["kernels"][0]["registers"], ncu["launches"], ncu["note"]) == (
+        "relu_kernel", 32, 3, None)

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from harness.child.coverage import measure, median_by_share
-from harness.types import Coverage
+from harness.evidence import Coverage
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,7 +1,7 @@
 """Runtime verdicts from coverage (eval/kernel_use.py): what ran decides, against the threshold in force."""
 from harness.eval.kernel_use import judge
+from harness.evidence import Coverage, KernelTime
 from harness.flags import INTERPRETED, LOW_COVERAGE, NO_KERNEL_RAN
-from harness.types import Coverage, KernelTime
 
 RELU = KernelTime(name="aten::relu", owner="pytorch", ms=1.0)
 

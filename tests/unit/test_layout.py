@@ -14,14 +14,15 @@ SHARED = {"harness.types", "harness.process", "harness.config", "harness.device"
           "harness.freeze", "harness.records", "harness.checks", "harness.workloads", "harness.compiler_lines",
           "harness.flags", "harness.errors", "harness.markers", "harness.batch_child", "harness.figures",
           "harness.store_records", "harness.store_seals", "harness.cpu_stat", "harness.completions",
-          "harness.device_lock"}
+          "harness.device_lock", "harness.evidence"}
 # What each part may import besides itself (the shared modules import only each other). The parent's packages
 # never import harness.child: what crosses the boundary is a process and its JSON (protocol.py, process.py).
 # Build acceleration (fastbuild) is one seam both sides use: it imports only the shared modules.
 MAY_IMPORT = {
     "child": {"harness.types", "harness.protocol", "harness.process", "harness.freeze", "harness.records",
               "harness.checks", "harness.workloads", "harness.compiler_lines", "harness.errors", "harness.markers",
-              "harness.batch_child", "harness.figures", "harness.cpu_stat", "harness.device_lock", "fastbuild"},
+              "harness.batch_child", "harness.figures", "harness.cpu_stat", "harness.device_lock", "harness.evidence",
+              "fastbuild"},
     "fastbuild": SHARED,
     "problems": SHARED,
     "eval": SHARED | {"problems", "fastbuild"},

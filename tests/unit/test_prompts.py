@@ -3,10 +3,11 @@ from pathlib import Path
 import pytest
 
 from harness.checks import check_spec
+from harness.evidence import Coverage, KernelTime
 from harness.llm.prompts import DEFAULT_DIR, PromptError, Prompts
 from harness.problems import index as problems
 from harness.problems.workload_file import public_source
-from harness.types import BuildResult, CheckResult, Coverage, EvalResult, KernelTime, TargetFacts, Timing
+from harness.types import BuildResult, CheckResult, EvalResult, TargetFacts, Timing
 from harness.workloads import WorkloadResult
 from tests.conftest import REPO
 

@@ -15,7 +15,8 @@ from harness.child.channel import Channel, ChannelError
 from harness.child.common import EvalFailure, describe
 from harness.child.remote import KEPT, Remote
 from harness.child.runner import Runner, _report
-from harness.types import HARNESS_ERROR, Coverage
+from harness.evidence import Coverage
+from harness.types import HARNESS_ERROR
 
 COVERAGE = Coverage(share=0.5, candidate_ms=1.0, pytorch_ms=1.0, calls=1)
 SAMPLES: dict[type[messages.Reply], messages.Reply] = {

@@ -6,7 +6,7 @@ from harness.errors import InputError
 from harness.eval import sanitize
 from harness.eval.pipeline import sanitized_with
 from harness.eval.sanitize import ERROR_EXIT, ToolRun, findings, judged, require
-from harness.types import Sanitized
+from harness.evidence import Sanitized
 from tests.conftest import eval_result
 
 REPORT = """\
@@ -33,6 +33,23 @@ def test_findings_are_the_summary_s_count_and_the_report_s_lines_without_backtra
                      "    by thread (31,0,0) in block (4095,0,0)",
                      "    Address 0x7f1e40000000 is out of bounds",
                      "    and is 1 bytes after the nearest allocation at 0x7f1e00000000 of size 1073741823 bytes")
+
+
+RACECHECK_CLEAN = """\
+========= COMPUTE-SANITIZER
+ok
+========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)
+"""  # compute-sanitizer 2025.3.1's racecheck on an H100, verbatim
+
+
+def test_racecheck_s_summary_counts_its_errors_not_its_warnings():
+    assert findings(RACECHECK_CLEAN, {}) == (0, ())
+    raced = ("========= Error: Race reported between Write access at relu(float*)+0x90\n"
+             "=========     and Read access at relu(float*)+0xd0 [128 hazards]\n"
+             "========= RACECHECK SUMMARY: 3 hazards displayed (1 error, 2 warnings)\n")
+    assert findings(raced, {}) == (1, ("Error: Race reported between Write access at relu(float*)+0x90",
+                                       "    and Read access at relu(float*)+0xd0 [128 hazards]"))
+    assert judged(eval_result(), "racecheck", ToolRun(0, RACECHECK_CLEAN, "correct", None), {}, 1.0).status == "correct"
 
 
 def test_no_summary_is_no_count():
