@@ -1,8 +1,8 @@
 """What the `profile` tool answers: where a candidate's time goes, from the evaluation's one profiled forward
 (child/coverage.py: its kernels and PyTorch's operators, timed on the device or the cores) and its timing against
-the problem's minimal bytes and FLOPs. Nothing runs again for it: a source evaluated before is served from the
-store. On a GPU with NVIDIA Nsight Compute (ncu), a short metric set per kernel of one checked call
-(eval/counters.py), read once and stored with the evaluation."""
+the problem's minimal bytes and FLOPs: a source evaluated before is served from the store. On a GPU with NVIDIA
+Nsight Compute (ncu), also a short metric set per kernel of one checked call (eval/counters.py): a source evaluated
+before without them is evaluated again, with one more run under ncu, and stored with them."""
 
 from __future__ import annotations
 

@@ -97,7 +97,7 @@ def observe(ctx: JobContext, child: ReadyChild | None, instrumented: bool = Fals
     figures = report.figures.add(stages=StageSeconds(eval_s=outcome.duration_s),
                                  process=exits.model_copy(update={"child_age_s": round(child_age_s, 3)}),
                                  contention=contention.figures)
-    return Observed(report, figures, words, contention.flags, child.child.runner_code, log, renames)
+    return Observed(report, figures, words, contention.flags, child.runner_code, log, renames)
 
 
 REPORT_LIMIT = 1 << 20  # a report is a few kilobytes
@@ -172,9 +172,14 @@ class ReadyChild:
         return ProcessFigures(judge_exit_s=round(ended["judge"] - written, 4),
                               runner_exit_s=round(ended["runner"] - ended["judge"], 4) if "runner" in ended else None)
 
+    @property
+    def runner_code(self) -> int | None:
+        """The runner's exit status (None: it had not ended when the judge was done)."""
+        return self.child.runner_code
+
     def runner_outcome(self) -> str:
         """How the runner ended, where it did not end by itself (a signal, a status other than 0), or ''."""
-        code = self.child.runner_code
+        code = self.runner_code
         if code is None or code == 0:
             return ""
         return "the candidate's process: " + ChildOutcome(code, False, 0.0).describe().removeprefix("child process ")
