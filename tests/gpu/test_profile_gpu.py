@@ -41,7 +41,7 @@ def test_ncu_measures_the_candidate_s_kernel_in_the_profiled_call(profiled):
 def test_its_counters_are_the_kernel_s_traffic(profiled):
     kernel = profiled[0]["ncu"]["kernels"][0]
     assert 0.95 * INPUT_BYTES <= kernel["dram_read_bytes"] <= 1.2 * INPUT_BYTES, kernel
-    assert kernel["dram_write_bytes"] >= 0.7 * INPUT_BYTES, kernel  # some may stay in L2 when it ends
+    assert kernel["dram_write_bytes"] >= 0.5 * INPUT_BYTES, kernel  # up to L2's 50 MB may stay there when it ends
     assert kernel["memory_pct"] > 50 and kernel["compute_pct"] < kernel["memory_pct"], kernel
 
 
