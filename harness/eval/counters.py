@@ -13,16 +13,12 @@ of a cold kernel and longer than a timed run's."""
 from __future__ import annotations
 
 import csv
-import os
 import re
-import shlex
-import shutil
 import time
-from pathlib import Path
 
+from harness.eval import cuda_tools
 from harness.eval.children import ReadyChild, RunnerTool, observe
 from harness.eval.job import JobContext
-from harness.eval.sanitize import DEFAULT_CUDA_HOME
 from harness.evidence import Counters, KernelCounters
 from harness.markers import PROFILED_CALL_ENV
 from harness.types import HARNESS_ERROR, EvalResult
@@ -46,16 +42,7 @@ _CONNECTED = re.compile(r"^==PROF==|^==ERROR==|^==WARNING==")
 
 def executable() -> list[str] | None:
     """The ncu to run: $HARNESS_NCU (a command line), else PATH's, else the CUDA toolkit's."""
-    if os.environ.get(PATH_ENV, "").strip():
-        return shlex.split(os.environ[PATH_ENV])
-    found = shutil.which("ncu")
-    if found:
-        return [found]
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), DEFAULT_CUDA_HOME):
-        candidate = Path(home or "/nonexistent") / "bin" / "ncu"
-        if candidate.is_file():
-            return [str(candidate)]
-    return None
+    return cuda_tools.command("ncu", PATH_ENV)
 
 
 def available(target: str) -> bool:

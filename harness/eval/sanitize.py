@@ -13,15 +13,12 @@ status, which is no pass."""
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
-import shutil
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from harness.errors import InputError
+from harness.eval import cuda_tools
 from harness.eval.children import ReadyChild, RunnerTool, observe
 from harness.eval.job import JobContext
 from harness.evidence import Sanitized
@@ -33,7 +30,6 @@ ERROR_EXIT = 86  # the tool's exit status where it found errors (--error-exitcod
 PATH_ENV = "HARNESS_COMPUTE_SANITIZER"  # the compute-sanitizer to run (default: PATH's, else CUDA_HOME's)
 # the runner's environment under the tool: every tensor its own allocation, so its bounds are the allocation's
 RUNNER_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
-DEFAULT_CUDA_HOME = "/usr/local/cuda"
 PREFIX = "========= "  # every line the tool prints starts so
 QUOTED_LINES = 24  # of the tool's report, in the verdict's message
 # memcheck's summary counts its errors; racecheck's counts hazards, of which those it is sure of are errors
@@ -64,16 +60,7 @@ def sanitized(ctx: JobContext, result: EvalResult) -> EvalResult:
 def executable() -> list[str] | None:
     """The compute-sanitizer to run: $HARNESS_COMPUTE_SANITIZER (a command line), else PATH's, else the CUDA
     toolkit's."""
-    if os.environ.get(PATH_ENV, "").strip():
-        return shlex.split(os.environ[PATH_ENV])
-    found = shutil.which("compute-sanitizer")
-    if found:
-        return [found]
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), DEFAULT_CUDA_HOME):
-        candidate = Path(home or "/nonexistent") / "bin" / "compute-sanitizer"
-        if candidate.is_file():
-            return [str(candidate)]
-    return None
+    return cuda_tools.command("compute-sanitizer", PATH_ENV)
 
 
 def require(tool: str | None, target: str) -> None:

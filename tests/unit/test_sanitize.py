@@ -3,7 +3,7 @@ which stored results it may serve again (pipeline.sanitized_with). The report be
 import pytest
 
 from harness.errors import InputError
-from harness.eval import sanitize
+from harness.eval import cuda_tools, sanitize
 from harness.eval.pipeline import sanitized_with
 from harness.eval.sanitize import ERROR_EXIT, ToolRun, findings, judged, require
 from harness.evidence import Sanitized
@@ -93,7 +93,7 @@ def test_sanitize_is_refused_where_it_cannot_run(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setenv("CUDA_HOME", "/nonexistent")
     monkeypatch.delenv("CUDA_PATH", raising=False)
-    monkeypatch.setattr(sanitize, "DEFAULT_CUDA_HOME", "/nonexistent")
+    monkeypatch.setattr(cuda_tools, "DEFAULT_CUDA_HOME", "/nonexistent")
     with pytest.raises(InputError, match="needs NVIDIA's compute-sanitizer"):
         require("memcheck", "cuda")
     monkeypatch.setenv(sanitize.PATH_ENV, "/opt/cuda/bin/compute-sanitizer --check-api-memory-access yes")
