@@ -99,7 +99,7 @@ class Settings(Frozen):
         default=None, description="Run NVIDIA's compute-sanitizer (this tool) over one checked call of every candidate "
         "whose outputs were judged; an error it finds makes the verdict runtime_error (cuda target; eval/sanitize.py)")
     counters: bool = Field(default=False, description="Read NVIDIA Nsight Compute's counters over one checked call "
-                           "of every candidate whose outputs were judged (the agents' profile tool asks for them; cuda "
+                           "of every candidate whose outputs were judged (set by the agents' profile tool; cuda "
                            "target with ncu; eval/counters.py); they never change a verdict")
     static_rules: bool = Field(default=True, description="Apply the static integrity rules; off only to test "
                                                          "the runtime defenses on their own")
@@ -160,8 +160,9 @@ FLAGS = {"results_dir": "--results-dir", "db_path": "--db", "trials": "--trials"
          "solutions_dir": "--solutions-dir", "sandbox": "--sandbox", "dtype": "--dtype", "check": "--check",
          "atol": "--atol", "rtol": "--rtol", "sanitize": "--sanitize"}
 # Settable only by code (load_settings(static_rules=False), Settings(...)): switching the integrity rules off is
-# for testing the runtime defenses, never something a config file or a stray variable should do.
-INTERNAL = frozenset({"static_rules"})
+# for testing the runtime defenses, never something a config file or a stray variable should do; the counters are
+# what the agents' profile tool asks for where ncu is found (agent/toolbox.py).
+INTERNAL = frozenset({"static_rules", "counters"})
 
 
 def _names() -> list[str]:

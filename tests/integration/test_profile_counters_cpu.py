@@ -55,6 +55,9 @@ def test_the_counters_run_leaves_the_verdict_as_evaluate_gave_it(profiled):
 
 def test_counters_are_read_once_and_stored_with_the_evaluation(profiled):
     _, first, second, stored = profiled
-    assert second["ncu"] == first["ncu"]  # served: no second run under the tool
+    if "contended" in first["flags"]:  # measured on a loaded machine: not served again (store.find), profiled anew
+        assert second["ncu"]["kernels"][0]["name"] == "a kernel a second run would name"
+    else:
+        assert second["ncu"] == first["ncu"]  # served: no second run under the tool
     with_counters = [r for r in stored if r.counters is not None]
     assert with_counters and with_counters[-1].counters.kernels[0].name == "triton_relu_kernel"
