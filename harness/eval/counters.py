@@ -37,6 +37,7 @@ METRICS = {
 KERNELS = 16  # launches kept per call (all are counted)
 LAUNCH_LIMIT = 200  # launches ncu profiles at most (-c): a call that launches thousands would take minutes
 _US_PER = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}  # a duration's unit
+_REQUIRED = ("ID", "Kernel Name", "Metric Name", "Metric Value")  # the report's columns parsed() cannot do without
 _CONNECTED = re.compile(r"^==PROF==|^==ERROR==|^==WARNING==")
 
 
@@ -80,26 +81,30 @@ def counted(ctx: JobContext, result: EvalResult) -> EvalResult:
 
 def parsed(log: str) -> tuple[list[KernelCounters], str | None]:
     """The kernels of ncu's CSV report (one row per kernel and metric, after its header), in launch order; or why
-    there is none: ncu's own error lines."""
+    there is none: ncu's own error lines. Columns are found by name; only ID, Kernel Name, Metric Name and Metric
+    Value must be there."""
     lines = log.splitlines()
-    header = next((i for i, line in enumerate(lines)
-                   if line.startswith('"ID"') and '"Kernel Name"' in line and '"Metric Name"' in line), None)
+    header = next((i for i, line in enumerate(lines) if line.startswith('"ID"') and all(
+        f'"{name}"' in line for name in _REQUIRED)), None)
     if header is None:
         said = [line for line in lines if _CONNECTED.match(line) and "==PROF== Profiling" not in line]
         return [], "ncu printed no metrics" + (": " + " / ".join(said[-4:]) if said else "")
     rows = csv.reader(line for line in lines[header:] if line.startswith('"'))
     columns = {name: i for i, name in enumerate(next(rows))}
+
+    def cell(row: list[str], name: str) -> str:
+        return row[columns[name]] if name in columns else ""
+
     kernels: dict[str, dict] = {}
     for row in rows:
-        if len(row) != len(columns) or not row[columns["ID"]].isdigit():
+        if len(row) != len(columns) or not cell(row, "ID").isdigit():
             continue
-        kernel = kernels.setdefault(row[columns["ID"]], {
-            "name": row[columns["Kernel Name"]], "block": row[columns["Block Size"]],
-            "grid": row[columns["Grid Size"]]})
-        field = METRICS.get(row[columns["Metric Name"]])
-        value = _number(row[columns["Metric Value"]])
+        kernel = kernels.setdefault(cell(row, "ID"), {
+            "name": cell(row, "Kernel Name"), "block": cell(row, "Block Size"), "grid": cell(row, "Grid Size")})
+        field = METRICS.get(cell(row, "Metric Name"))
+        value = _number(cell(row, "Metric Value"))
         if field == "duration_us" and value is not None:
-            scale = _US_PER.get(row[columns["Metric Unit"]])
+            scale = _US_PER.get(cell(row, "Metric Unit") or "ns")  # ncu's base unit for a duration
             value = None if scale is None else value * scale
         if field is not None and value is not None:
             kernel[field] = value

@@ -66,3 +66,11 @@ def test_a_stored_result_serves_a_profile_asking_for_counters_only_where_it_hold
     assert servable(eval_result().model_copy(update={"counters": Counters(error="ncu printed no metrics")}), settings)
     assert servable(eval_result().model_copy(update={"status": "compile_error"}), settings)  # nothing ran to count
     assert servable(eval_result(), load_settings(results_dir=tmp_path))
+
+
+def test_columns_are_found_by_name_and_those_it_can_do_without_may_be_missing():
+    renamed = HEADER.replace('"Block Size"', '"Block"').replace('"Grid Size"', '"Grid"')
+    (kernel,), error = parsed(f"{renamed}\n{ROWS}")
+    assert error is None and (kernel.block, kernel.grid) == ("", "") and kernel.registers == 32
+    _, error = parsed(HEADER.replace('"Metric Value"', '"Value"') + "\n" + ROWS)
+    assert error == "ncu printed no metrics"  # a report it cannot read is a note, not a crash
