@@ -33,6 +33,9 @@ STATUSES: tuple[Status, ...] = (
 # start, an exception in harness code). Never stored as reusable, counted in no rate, retried next run.
 HARNESS_ERROR: Final = "harness_error"  # Final: its literal type, a Status and a BuildStatus alike
 VERDICTS: tuple[Status, ...] = tuple(s for s in STATUSES if s != HARNESS_ERROR)
+# The verdicts of a candidate whose code ran to a judged output: what a run under a tool (compute-sanitizer, ncu)
+# has something to look at in.
+RAN: tuple[Status, ...] = ("correct", "incorrect")
 
 BuildStatus = Literal["ok", "compile_error", "timeout", "harness_error"]
 

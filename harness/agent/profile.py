@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from harness.eval.context import ProblemContext
 from harness.eval.counters import PATH_ENV
-from harness.eval.sanitize import RAN
-from harness.types import EvalResult
+from harness.types import RAN, EvalResult
 
 
 def profile_record(result: EvalResult, context: ProblemContext) -> dict:

@@ -100,6 +100,14 @@ def observe(ctx: JobContext, child: ReadyChild | None, instrumented: bool = Fals
     return Observed(report, figures, words, contention.flags, child.runner_code, log, renames)
 
 
+def observe_under(ctx: JobContext, tool: RunnerTool) -> tuple[Observed | EvalResult, float]:
+    """One more run of a built candidate in new children, its runner under `tool` (sanitize.py, counters.py), for
+    its set-up and trial 0 on the problem as written; and the run's wall seconds, the children's start included."""
+    started = time.monotonic()
+    observed = observe(ctx, ReadyChild(ctx.batch.device, ctx.batch.settings, tool=tool), instrumented=True)
+    return observed, time.monotonic() - started
+
+
 REPORT_LIMIT = 1 << 20  # a report is a few kilobytes
 
 
@@ -116,8 +124,8 @@ def read_report(path: Path) -> WorkerReport | None:
 
 @dataclass(frozen=True)
 class RunnerTool:
-    """A tool the runner runs under, inside its sandbox (sanitize.py): its command line, before the runner's own,
-    and what it needs in the runner's environment."""
+    """A tool the runner runs under, inside its sandbox (sanitize.py, counters.py): its command line, before the
+    runner's own, and what it needs in the runner's environment."""
 
     argv: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict)
@@ -130,7 +138,7 @@ class ReadyChild:
     def __init__(self, device: DeviceInfo, settings: Settings, warm_triton: bool = False,
                  tool: RunnerTool | None = None):
         """`warm_triton`: the runner makes Triton's driver while it starts (a batch with Triton candidates);
-        `tool`: what the runner runs under (sanitize.py)."""
+        `tool`: what the runner runs under (sanitize.py, counters.py)."""
         self.started_at = time.monotonic()
         self.work = Path(tempfile.mkdtemp(prefix="eval-", dir=settings.cache_dir))
         self.runner_work = self.work / "runner"

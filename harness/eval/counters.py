@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import csv
 import re
-import time
 
 from harness.eval import cuda_tools
-from harness.eval.children import ReadyChild, RunnerTool, observe
+from harness.eval.children import RunnerTool, observe_under
 from harness.eval.job import JobContext
 from harness.evidence import Counters, KernelCounters
 from harness.markers import PROFILED_CALL_ENV
-from harness.types import HARNESS_ERROR, EvalResult
+from harness.types import HARNESS_ERROR, RAN, EvalResult
 
 PATH_ENV = "HARNESS_NCU"  # the ncu to run (a command line; default: PATH's, else CUDA_HOME's)
 # metric -> the KernelCounters field it fills; few enough for ncu to gather in a pass or two per kernel
@@ -62,16 +61,15 @@ def runner_tool() -> RunnerTool:
 def counted(ctx: JobContext, result: EvalResult) -> EvalResult:
     """`result` (correct or incorrect: its candidate ran) with ncu's counters from a run of its own; its verdict as
     it was, whatever that run shows."""
-    started = time.monotonic()
-    observed = observe(ctx, ReadyChild(ctx.batch.device, ctx.batch.settings, tool=runner_tool()), instrumented=True)
-    seconds = round(time.monotonic() - started, 3)
+    observed, seconds = observe_under(ctx, runner_tool())
+    seconds = round(seconds, 3)
     if isinstance(observed, EvalResult):  # it timed out, or the judge failed
         if observed.status == HARNESS_ERROR:
             return observed
         return result.model_copy(update={"counters": Counters(error=f"the run under ncu: {observed.error}",
                                                               seconds=seconds)})
     kernels, error = parsed(observed.runner_log)
-    if error is None and observed.report.status not in ("correct", "incorrect"):
+    if error is None and observed.report.status not in RAN:
         error = f"the run under ncu ended {observed.report.status}: {observed.report.error}"
     if error is None and not kernels:
         error = "no kernel ran in the profiled call (its work happened before it, or on the CPU)"

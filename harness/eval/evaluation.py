@@ -14,12 +14,12 @@ from harness.eval.confine import confinement
 from harness.eval.counters import counted
 from harness.eval.job import Job, JobContext, result_for
 from harness.eval.plausibility import CONFIRMED, wants_fresh_baseline
-from harness.eval.sanitize import RAN, sanitized
+from harness.eval.sanitize import sanitized
 from harness.eval.verdict import verdict
 from harness.fastbuild.maker import MadeLater
 from harness.figures import StageSeconds
 from harness.flags import UNSANDBOXED, merge_flags
-from harness.types import HARNESS_ERROR, BuildResult, Candidate, DeviceInfo, EvalResult
+from harness.types import HARNESS_ERROR, RAN, BuildResult, Candidate, DeviceInfo, EvalResult
 
 
 def evaluate_built(ctx: JobContext, child: ReadyChild | None = None) -> EvalResult:

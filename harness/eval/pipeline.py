@@ -29,6 +29,7 @@ from harness.flags import merge_flags
 from harness.store import Store
 from harness.types import (
     COMPILE_KINDS,
+    RAN,
     Baseline,
     DeviceInfo,
     EvalResult,
@@ -143,12 +144,12 @@ def servable(stored: EvalResult, settings: Settings) -> bool:
     ncu's counters where they are asked for and its candidate ran."""
     if settings.sanitize and not sanitized_with(stored, settings.sanitize):
         return False
-    return not (settings.counters and stored.status in sanitize.RAN and stored.counters is None)
+    return not (settings.counters and stored.status in RAN and stored.counters is None)
 
 
 def sanitized_with(stored: EvalResult, tool: str) -> bool:
     """Whether a stored result holds `tool`'s findings, where it would have had them (its candidate ran)."""
-    ran = stored.status in sanitize.RAN or stored.sanitizer is not None
+    ran = stored.status in RAN or stored.sanitizer is not None
     return not ran or (stored.sanitizer is not None and stored.sanitizer.tool == tool)
 
 

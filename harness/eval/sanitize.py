@@ -14,18 +14,16 @@ status, which is no pass."""
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 
 from harness.errors import InputError
 from harness.eval import cuda_tools
-from harness.eval.children import ReadyChild, RunnerTool, observe
+from harness.eval.children import RunnerTool, observe_under
 from harness.eval.job import JobContext
 from harness.evidence import Sanitized
-from harness.types import HARNESS_ERROR, EvalResult
+from harness.types import HARNESS_ERROR, RAN, EvalResult
 
 TOOLS = ("memcheck", "racecheck")
-RAN = ("correct", "incorrect")  # the verdicts of a candidate whose code ran: what the tool has something to check in
 ERROR_EXIT = 86  # the tool's exit status where it found errors (--error-exitcode)
 PATH_ENV = "HARNESS_COMPUTE_SANITIZER"  # the compute-sanitizer to run (default: PATH's, else CUDA_HOME's)
 # the runner's environment under the tool: every tensor its own allocation, so its bounds are the allocation's
@@ -43,10 +41,7 @@ def sanitized(ctx: JobContext, result: EvalResult) -> EvalResult:
     settings = ctx.batch.settings
     tool = settings.sanitize
     assert tool is not None  # asked for
-    started = time.monotonic()
-    child = ReadyChild(ctx.batch.device, settings, tool=runner_tool(tool))
-    observed = observe(ctx, child, instrumented=True)
-    seconds = time.monotonic() - started
+    observed, seconds = observe_under(ctx, runner_tool(tool))
     if isinstance(observed, EvalResult):  # it timed out, or the judge failed: no run to read
         if observed.status == HARNESS_ERROR:
             return observed
